@@ -1,0 +1,25 @@
+// `libra`: one command for everything a user runs. See README.md.
+#include <iostream>
+
+#include "commands.h"
+
+int main(int argc, char** argv) {
+  using namespace libra::tool;
+  CLI::App app{"libra: in-network aggregation of hot parameters for sparse "
+               "parameter-server training"};
+  app.require_subcommand(1);
+  Runner run;
+
+
+
+  CLI::App* bench = app.add_subcommand("bench", "Benchmarks that print and write JSON");
+  bench->require_subcommand(1);
+
+
+  CLI11_PARSE(app, argc, argv);
+  if (!run) {
+    std::cerr << app.help() << std::endl;
+    return 2;
+  }
+  return run();
+}
