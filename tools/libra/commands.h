@@ -13,7 +13,5 @@ using Runner = std::function<int()>;
 // Local cluster and the main job.
 void AddLaunchCommand(CLI::App& parent, Runner& run);
 
-// `libra bench ...`
-void AddBenchKvCommand(CLI::App& bench, Runner& run);
 
 }  // namespace libra::tool

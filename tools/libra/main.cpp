@@ -9,12 +9,10 @@ int main(int argc, char** argv) {
                "parameter-server training"};
   app.require_subcommand(1);
   Runner run;
-
-
+  AddLaunchCommand(app, run);
 
   CLI::App* bench = app.add_subcommand("bench", "Benchmarks that print and write JSON");
   bench->require_subcommand(1);
-
 
   CLI11_PARSE(app, argc, argv);
   if (!run) {

@@ -1,0 +1,96 @@
+// dmlc-style logging and checks, as PS-lite programs use them:
+//   LOG(INFO) << "..."; LL << "..."; CHECK(cond) << "..."; CHECK_EQ(a, b);
+// LOG(FATAL) and failed checks throw ps::Error after printing the message,
+// so a failure names its place instead of hanging.
+#pragma once
+
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace ps {
+
+// Thrown by LOG(FATAL) and failed CHECKs.
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& what) : std::runtime_error(what) {}
+};
+
+namespace logging {
+
+enum class Severity { kInfo, kWarning, kError, kFatal };
+
+// One log line; the destructor writes it (and throws for kFatal).
+class LogMessage {
+ public:
+  LogMessage(const char* file, int line, Severity severity);
+  ~LogMessage() noexcept(false);
+  std::ostream& stream() { return stream_; }
+
+ private:
+  Severity severity_;
+  std::ostringstream stream_;
+};
+
+// Turns a streamed expression into void so it fits the ?: in the macros.
+struct Voidify {
+  void operator&(std::ostream&) {}
+};
+
+template <typename A, typename B>
+std::string* CheckFailed(const char* expr, const A& a, const B& b) {
+  std::ostringstream os;
+  os << "Check failed: " << expr << " (" << a << " vs. " << b << ") ";
+  return new std::string(os.str());
+}
+
+}  // namespace logging
+}  // namespace ps
+
+#define PS_LOG_SEVERITY_INFO ::ps::logging::Severity::kInfo
+#define PS_LOG_SEVERITY_WARNING ::ps::logging::Severity::kWarning
+#define PS_LOG_SEVERITY_ERROR ::ps::logging::Severity::kError
+#define PS_LOG_SEVERITY_FATAL ::ps::logging::Severity::kFatal
+
+#ifndef LOG
+#define LOG(severity) \
+  ::ps::logging::LogMessage(__FILE__, __LINE__, PS_LOG_SEVERITY_##severity).stream()
+#endif
+#ifndef LL
+#define LL LOG(ERROR)
+#endif
+
+#ifndef CHECK
+#define CHECK(cond)                                             \
+  (cond) ? (void)0                                              \
+         : ::ps::logging::Voidify() &                           \
+               ::ps::logging::LogMessage(__FILE__, __LINE__,    \
+                                         PS_LOG_SEVERITY_FATAL) \
+                       .stream()                                \
+                   << "Check failed: " #cond " "
+
+#define PS_CHECK_OP(a, b, op)                                                       \
+  for (std::string* ps_check_msg_ =                                                 \
+           ((a)op(b)) ? nullptr : ::ps::logging::CheckFailed(#a " " #op " " #b, a, b); \
+       ps_check_msg_ != nullptr; delete ps_check_msg_, ps_check_msg_ = nullptr)     \
+  ::ps::logging::LogMessage(__FILE__, __LINE__, PS_LOG_SEVERITY_FATAL).stream()     \
+      << *ps_check_msg_
+
+#define CHECK_EQ(a, b) PS_CHECK_OP(a, b, ==)
+#define CHECK_NE(a, b) PS_CHECK_OP(a, b, !=)
+#define CHECK_LT(a, b) PS_CHECK_OP(a, b, <)
+#define CHECK_LE(a, b) PS_CHECK_OP(a, b, <=)
+#define CHECK_GT(a, b) PS_CHECK_OP(a, b, >)
+#define CHECK_GE(a, b) PS_CHECK_OP(a, b, >=)
+#define CHECK_NOTNULL(x) \
+  ((x) == nullptr ? (LOG(FATAL) << "Check failed: '" #x "' must not be null", (x)) : (x))
+#endif
+
+#ifndef DCHECK
+#ifdef NDEBUG
+#define DCHECK(cond) \
+  while (false) CHECK(cond)
+#else
+#define DCHECK(cond) CHECK(cond)
+#endif
+#endif

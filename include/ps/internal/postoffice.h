@@ -1,0 +1,95 @@
+// The Postoffice is the process-wide view of the job: who this node is, the
+// other nodes and groups, server key ranges, customers, and barriers.
+#pragma once
+
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "ps/base.h"
+#include "ps/internal/customer.h"
+#include "ps/internal/van.h"
+#include "ps/range.h"
+
+namespace ps {
+
+class Postoffice {
+ public:
+  static Postoffice* Get();
+
+  Van* van() { return van_.get(); }
+
+  // Starts the van on the first call (reading the DMLC_* environment), then
+  // optionally waits at a barrier of all nodes.
+  void Start(int customer_id, const char* argv0, bool do_barrier);
+  // Optionally waits at a barrier of all nodes; the call for customer 0
+  // runs the exit callback and stops the van.
+  void Finalize(int customer_id, bool do_barrier = true);
+
+  void AddCustomer(Customer* customer);
+  void RemoveCustomer(Customer* customer);
+  // The customer, waiting up to timeout_ms for it to be created; nullptr if none.
+  Customer* GetCustomer(int app_id, int customer_id, int timeout_ms = 0) const;
+
+  // Node ids of a group (kServerGroup, kWorkerGroup + kServerGroup, ...) or
+  // of a single node id.
+  const std::vector<int>& GetNodeIDs(int node_id) const;
+  // Key range owned by each server: [0, kMaxKey) split evenly by rank.
+  const std::vector<Range>& GetServerKeyRanges();
+
+  using Callback = std::function<void()>;
+  void RegisterExitCallback(const Callback& cb) { exit_callback_ = cb; }
+
+  static int WorkerRankToID(int rank) { return rank * 2 + 9; }
+  static int ServerRankToID(int rank) { return rank * 2 + 8; }
+  static int IDtoRank(int id) { return id < 8 ? 0 : (id - 8) / 2; }
+
+  int num_workers() const { return num_workers_; }
+  int num_servers() const { return num_servers_; }
+  int my_rank() const { return IDtoRank(van_->my_node().id); }
+  bool is_worker() const { return is_worker_; }
+  bool is_server() const { return is_server_; }
+  bool is_scheduler() const { return is_scheduler_; }
+  int verbose() const { return verbose_; }
+
+  // Blocks until every node of `node_group` has called Barrier with the same
+  // customer id.
+  void Barrier(int customer_id, int node_group);
+  // Called by the van when the scheduler releases a barrier.
+  void ReleaseBarrier(int customer_id);
+
+ private:
+  Postoffice() = default;
+  void InitEnvironment();
+
+  std::unique_ptr<Van> van_;
+  std::mutex start_mu_;
+  int started_customers_ = 0;
+  bool van_started_ = false;
+
+  mutable std::mutex customers_mu_;
+  mutable std::condition_variable customers_cond_;
+  std::map<std::pair<int, int>, Customer*> customers_;
+
+  std::unordered_map<int, std::vector<int>> node_ids_;
+  std::vector<Range> server_key_ranges_;
+  std::mutex ranges_mu_;
+
+  std::mutex barrier_mu_;
+  std::condition_variable barrier_cond_;
+  std::map<int, bool> barrier_done_;  // per customer id
+
+  Callback exit_callback_;
+  int num_workers_ = 0;
+  int num_servers_ = 0;
+  bool is_worker_ = false;
+  bool is_server_ = false;
+  bool is_scheduler_ = false;
+  int verbose_ = 0;
+};
+
+}  // namespace ps

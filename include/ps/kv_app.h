@@ -1,0 +1,436 @@
+// Key-value communication between workers and servers.
+//
+// A worker pushes (key, value) lists to the servers and pulls values back.
+// Keys of one request must be sorted ascending and unique; the request is
+// sliced by the servers' key ranges (GetServerKeyRanges) so each server gets
+// the keys it owns. Values are `lens[i]` long per key when `lens` is given,
+// otherwise vals.size() / keys.size() each. Every call is asynchronous and
+// returns a timestamp for Wait(); a callback, if given, runs when the request
+// has completed (for a pull: after the values are in place).
+//
+// A server handles each request in a request handle and answers it with
+// Response(); KVServerDefaultHandle sums pushed values per key.
+#pragma once
+
+#include <algorithm>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "ps/base.h"
+#include "ps/simple_app.h"
+
+namespace ps {
+
+template <typename Val>
+struct KVPairs {
+  SArray<Key> keys;
+  SArray<Val> vals;
+  SArray<int> lens;  // empty, or one length per key
+  int priority = 0;
+};
+
+// What a server's request handle knows about a request.
+struct KVMeta {
+  int cmd;           // the application's command, passed through
+  bool push;         // carries values
+  bool pull;         // wants values back
+  int sender;        // node id of the worker
+  int timestamp;     // request id, echoed in the response
+  int customer_id;   // the worker's customer
+  // Libra: how many workers' gradients this push sums. An ordinary push is 1;
+  // a push of hot keys aggregated by the switch carries all N workers at once.
+  int num_merged = 1;
+};
+
+template <typename Val>
+class KVWorker : public SimpleApp {
+ public:
+  using SimpleApp::obj_;
+  using Callback = std::function<void()>;
+  // One (non-empty?, slice) per server.
+  using SlicedKVs = std::vector<std::pair<bool, KVPairs<Val>>>;
+  using Slicer = std::function<void(const KVPairs<Val>& send, const std::vector<Range>& ranges,
+                                    SlicedKVs* sliced)>;
+
+  // customer_id distinguishes several KVWorkers of one app in one process.
+  explicit KVWorker(int app_id, int customer_id) : SimpleApp() {
+    slicer_ = [this](const KVPairs<Val>& send, const std::vector<Range>& ranges,
+                     SlicedKVs* sliced) { DefaultSlicer(send, ranges, sliced); };
+    obj_ = new Customer(app_id, customer_id, [this](const Message& m) { Process(m); });
+  }
+
+  virtual ~KVWorker() {
+    delete obj_;
+    obj_ = nullptr;
+  }
+
+  // Copies keys/vals/lens, then pushes them.
+  int Push(const std::vector<Key>& keys, const std::vector<Val>& vals,
+           const std::vector<int>& lens = {}, int cmd = 0, const Callback& cb = nullptr,
+           int priority = 0) {
+    return ZPush(SArray<Key>(keys), SArray<Val>(vals), SArray<int>(lens), cmd, cb, priority);
+  }
+
+  // Pulls the values of `keys` into *vals (resized if empty, otherwise it must
+  // already have the right size); *lens receives the length per key if given.
+  int Pull(const std::vector<Key>& keys, std::vector<Val>* vals, std::vector<int>* lens = nullptr,
+           int cmd = 0, const Callback& cb = nullptr, int priority = 0) {
+    SArray<Key> skeys(keys);
+    int ts = AddPullCallback(skeys, vals, lens, cmd, cb);
+    SendRequest(ts, false, true, cmd, KVPairs<Val>{skeys, {}, {}, priority});
+    return ts;
+  }
+
+  // Pushes vals and pulls the updated values into *outs in one round trip.
+  int PushPull(const std::vector<Key>& keys, const std::vector<Val>& vals,
+               std::vector<Val>* outs, std::vector<int>* lens = nullptr, int cmd = 0,
+               const Callback& cb = nullptr, int priority = 0) {
+    CHECK_NOTNULL(outs);
+    if (outs->empty()) {
+      outs->resize(vals.size());
+    } else {
+      CHECK_EQ(vals.size(), outs->size());
+    }
+    SArray<Key> skeys(keys);
+    SArray<Val> svals(vals);
+    SArray<int> slens;
+    if (lens) slens.CopyFrom(lens->data(), lens->size());
+    int ts = AddPullCallback(skeys, outs, lens, cmd, cb);
+    SendRequest(ts, true, true, cmd, KVPairs<Val>{skeys, svals, slens, priority});
+    return ts;
+  }
+
+  // Blocks until the request `timestamp` has completed.
+  void Wait(int timestamp) { obj_->WaitRequest(timestamp); }
+
+  // Zero-copy push: keys, vals and lens are sent without copying, so they
+  // must not change until the request completes.
+  int ZPush(const SArray<Key>& keys, const SArray<Val>& vals, const SArray<int>& lens = {},
+            int cmd = 0, const Callback& cb = nullptr, int priority = 0) {
+    int ts = obj_->NewRequest(kServerGroup);
+    AddCallback(ts, cb);
+    SendRequest(ts, true, false, cmd, KVPairs<Val>{keys, vals, lens, priority});
+    return ts;
+  }
+
+  // Zero-copy pull: a received array is handed over without copying when one
+  // server answers the whole request and *vals is empty.
+  int ZPull(const SArray<Key>& keys, SArray<Val>* vals, SArray<int>* lens = nullptr, int cmd = 0,
+            const Callback& cb = nullptr, int priority = 0) {
+    int ts = AddPullCallback(keys, vals, lens, cmd, cb);
+    SendRequest(ts, false, true, cmd, KVPairs<Val>{keys, {}, {}, priority});
+    return ts;
+  }
+
+  int ZPushPull(const SArray<Key>& keys, const SArray<Val>& vals, SArray<Val>* outs,
+                SArray<int>* lens = nullptr, int cmd = 0, const Callback& cb = nullptr,
+                int priority = 0) {
+    CHECK_NOTNULL(outs);
+    if (outs->empty()) {
+      outs->resize(vals.size());
+    } else {
+      CHECK_EQ(vals.size(), outs->size());
+    }
+    SArray<int> send_lens;
+    if (lens) send_lens = *lens;
+    int ts = AddPullCallback(keys, outs, lens, cmd, cb);
+    SendRequest(ts, true, true, cmd, KVPairs<Val>{keys, vals, send_lens, priority});
+    return ts;
+  }
+
+  void set_slicer(const Slicer& slicer) {
+    CHECK(slicer) << "invalid slicer";
+    slicer_ = slicer;
+  }
+
+ private:
+  // Splits `send` by server key ranges with a binary search per boundary.
+  // Keys on a boundary belong to the range that starts there; servers with no
+  // keys get an empty, unsent slice.
+  void DefaultSlicer(const KVPairs<Val>& send, const std::vector<Range>& ranges,
+                     SlicedKVs* sliced) {
+    sliced->resize(ranges.size());
+    const size_t n = ranges.size();
+    std::vector<size_t> pos(n + 1, 0);
+    for (size_t i = 0; i < n; ++i) {
+      pos[i] = std::lower_bound(send.keys.begin(), send.keys.end(), ranges[i].begin()) -
+               send.keys.begin();
+    }
+    pos[0] = 0;
+    pos[n] = send.keys.size();
+    CHECK(send.keys.empty() || send.keys.back() < ranges.back().end() ||
+          ranges.back().end() == kMaxKey)
+        << "key " << send.keys.back() << " is beyond the last server's range";
+
+    // Value offsets: by lens when given, otherwise a fixed length per key.
+    size_t k = 0;
+    if (send.lens.empty() && !send.keys.empty()) {
+      k = send.vals.size() / send.keys.size();
+      CHECK_EQ(k * send.keys.size(), send.vals.size())
+          << "vals.size() is not a multiple of keys.size()";
+    } else if (!send.lens.empty()) {
+      CHECK_EQ(send.lens.size(), send.keys.size()) << "need one length per key";
+    }
+    size_t val_begin = 0;
+    for (size_t i = 0; i < n; ++i) {
+      auto& [nonempty, kv] = (*sliced)[i];
+      kv = KVPairs<Val>();
+      if (pos[i + 1] <= pos[i]) {
+        nonempty = false;
+        continue;
+      }
+      nonempty = true;
+      kv.priority = send.priority;
+      kv.keys = send.keys.segment(pos[i], pos[i + 1]);
+      if (send.lens.empty()) {
+        kv.vals = send.vals.empty() ? SArray<Val>()
+                                    : send.vals.segment(pos[i] * k, pos[i + 1] * k);
+      } else {
+        kv.lens = send.lens.segment(pos[i], pos[i + 1]);
+        size_t len = 0;
+        for (int l : kv.lens) len += l;
+        if (!send.vals.empty()) kv.vals = send.vals.segment(val_begin, val_begin + len);
+        val_begin += len;
+      }
+    }
+  }
+
+  void AddCallback(int ts, const Callback& cb) {
+    if (!cb) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    callbacks_[ts] = cb;
+  }
+
+  void RunCallback(int ts) {
+    Callback cb;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = callbacks_.find(ts);
+      if (it == callbacks_.end()) return;
+      cb = std::move(it->second);
+      callbacks_.erase(it);
+    }
+    cb();
+  }
+
+  // Slices and sends one request; slices left empty count as answered.
+  void SendRequest(int ts, bool push, bool pull, int cmd, const KVPairs<Val>& kvs) {
+    SlicedKVs sliced;
+    slicer_(kvs, Postoffice::Get()->GetServerKeyRanges(), &sliced);
+    int skipped = 0;
+    for (const auto& s : sliced) skipped += !s.first;
+    obj_->AddResponse(ts, skipped);
+    if (skipped == static_cast<int>(sliced.size())) RunCallback(ts);
+
+    for (size_t i = 0; i < sliced.size(); ++i) {
+      if (!sliced[i].first) continue;
+      const KVPairs<Val>& kv = sliced[i].second;
+      Message msg;
+      msg.meta.app_id = obj_->app_id();
+      msg.meta.customer_id = obj_->customer_id();
+      msg.meta.request = true;
+      msg.meta.push = push;
+      msg.meta.pull = pull;
+      msg.meta.head = cmd;
+      msg.meta.timestamp = ts;
+      msg.meta.recver = Postoffice::ServerRankToID(static_cast<int>(i));
+      msg.AddData(kv.keys);
+      msg.AddData(kv.vals);
+      if (!kv.lens.empty()) msg.AddData(kv.lens);
+      Postoffice::Get()->van()->Send(msg);
+    }
+  }
+
+  // Responses: keep pulled values; the last response completes the request.
+  void Process(const Message& msg) {
+    if (msg.meta.simple_app) {
+      SimpleApp::Process(msg);
+      return;
+    }
+    int ts = msg.meta.timestamp;
+    if (msg.meta.pull) {
+      CHECK_GE(msg.data.size(), 2u) << "pull response without keys and values";
+      KVPairs<Val> kvs;
+      kvs.keys = SArray<Key>(msg.data[0]);
+      kvs.vals = SArray<Val>(msg.data[1]);
+      if (msg.data.size() > 2) kvs.lens = SArray<int>(msg.data[2]);
+      std::lock_guard<std::mutex> lock(mu_);
+      recv_kvs_[ts].push_back(kvs);
+    }
+    // The customer counts this response after the handler returns.
+    if (obj_->NumResponse(ts) == Postoffice::Get()->num_servers() - 1) RunCallback(ts);
+  }
+
+  // Registers the callback that assembles a pull's responses, in key order,
+  // into *vals (and *lens), then runs the user's callback.
+  template <typename C, typename D>
+  int AddPullCallback(const SArray<Key>& keys, C* vals, D* lens, int cmd, const Callback& cb) {
+    (void)cmd;
+    int ts = obj_->NewRequest(kServerGroup);
+    AddCallback(ts, [this, ts, keys, vals, lens, cb]() mutable {
+      std::vector<KVPairs<Val>> parts;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        parts = std::move(recv_kvs_[ts]);
+        recv_kvs_.erase(ts);
+      }
+      size_t total_keys = 0, total_vals = 0;
+      for (const auto& p : parts) {
+        total_keys += p.keys.size();
+        total_vals += p.vals.size();
+      }
+      CHECK_EQ(total_keys, keys.size()) << "servers answered a pull with the wrong keys";
+      std::sort(parts.begin(), parts.end(), [](const KVPairs<Val>& a, const KVPairs<Val>& b) {
+        return a.keys.empty() || (!b.keys.empty() && a.keys.front() < b.keys.front());
+      });
+
+      if constexpr (std::is_same_v<C, SArray<Val>>) {
+        if (vals->empty() && parts.size() == 1) {
+          *vals = parts[0].vals;  // hand over the received array: no copy
+          if (lens) *lens = parts[0].lens;
+          if (cb) cb();
+          return;
+        }
+      }
+      if (vals->empty()) {
+        vals->resize(total_vals);
+      } else {
+        CHECK_EQ(vals->size(), total_vals) << "pull: output has the wrong size";
+      }
+      Val* out = vals->data();
+      for (const auto& p : parts) {
+        std::copy(p.vals.begin(), p.vals.end(), out);
+        out += p.vals.size();
+      }
+      if (lens) {
+        lens->resize(total_keys);
+        int* lout = lens->data();
+        for (const auto& p : parts) {
+          if (p.lens.empty()) {
+            int k = p.keys.empty() ? 0 : static_cast<int>(p.vals.size() / p.keys.size());
+            std::fill(lout, lout + p.keys.size(), k);
+          } else {
+            std::copy(p.lens.begin(), p.lens.end(), lout);
+          }
+          lout += p.keys.size();
+        }
+      }
+      if (cb) cb();
+    });
+    return ts;
+  }
+
+  std::mutex mu_;
+  std::unordered_map<int, std::vector<KVPairs<Val>>> recv_kvs_;
+  std::unordered_map<int, Callback> callbacks_;
+  Slicer slicer_;
+};
+
+template <typename Val>
+class KVServer : public SimpleApp {
+ public:
+  using ReqHandle =
+      std::function<void(const KVMeta& req_meta, const KVPairs<Val>& req_data, KVServer* server)>;
+
+  explicit KVServer(int app_id) : SimpleApp() {
+    obj_ = new Customer(app_id, app_id, [this](const Message& m) { Process(m); });
+  }
+  virtual ~KVServer() {
+    delete obj_;
+    obj_ = nullptr;
+  }
+
+  void set_request_handle(const ReqHandle& request_handle) {
+    CHECK(request_handle) << "invalid request handle";
+    {
+      std::lock_guard<std::mutex> lock(handle_mu_);
+      request_handle_ = request_handle;
+    }
+    handle_set_.notify_all();
+  }
+
+  // Answers a request; for a pull, `res` holds the keys and values asked for.
+  void Response(const KVMeta& req, const KVPairs<Val>& res = KVPairs<Val>()) {
+    Message msg;
+    msg.meta.app_id = obj_->app_id();
+    msg.meta.customer_id = req.customer_id;
+    msg.meta.request = false;
+    msg.meta.push = req.push;
+    msg.meta.pull = req.pull;
+    msg.meta.head = req.cmd;
+    msg.meta.timestamp = req.timestamp;
+    msg.meta.recver = req.sender;
+    if (!res.keys.empty()) {
+      msg.AddData(res.keys);
+      msg.AddData(res.vals);
+      if (!res.lens.empty()) msg.AddData(res.lens);
+    }
+    Postoffice::Get()->van()->Send(msg);
+  }
+
+  // Runs the request handle. Requests that arrive before the application
+  // has set its handle wait for it. Libra's hot path also calls this directly.
+  void HandleRequest(const KVMeta& meta, const KVPairs<Val>& data) {
+    // Called under the lock, not copied: the handle carries the server's state.
+    std::unique_lock<std::mutex> lock(handle_mu_);
+    handle_set_.wait(lock, [this] { return static_cast<bool>(request_handle_); });
+    request_handle_(meta, data, this);
+  }
+
+ private:
+  void Process(const Message& msg) {
+    if (msg.meta.simple_app) {
+      SimpleApp::Process(msg);
+      return;
+    }
+    KVMeta meta;
+    meta.cmd = msg.meta.head;
+    meta.push = msg.meta.push;
+    meta.pull = msg.meta.pull;
+    meta.sender = msg.meta.sender;
+    meta.timestamp = msg.meta.timestamp;
+    meta.customer_id = msg.meta.customer_id;
+    meta.num_merged = msg.meta.num_merged;
+    KVPairs<Val> data;
+    if (!msg.data.empty()) {
+      CHECK_GE(msg.data.size(), 2u) << "KV request without values array";
+      data.keys = SArray<Key>(msg.data[0]);
+      data.vals = SArray<Val>(msg.data[1]);
+      if (msg.data.size() > 2) data.lens = SArray<int>(msg.data[2]);
+    }
+    HandleRequest(meta, data);
+  }
+
+  std::mutex handle_mu_;
+  std::condition_variable handle_set_;
+  ReqHandle request_handle_;
+};
+
+// Sums pushed values per key and answers pulls with the sums. One value per key.
+template <typename Val>
+struct KVServerDefaultHandle {
+  void operator()(const KVMeta& req_meta, const KVPairs<Val>& req_data, KVServer<Val>* server) {
+    size_t n = req_data.keys.size();
+    KVPairs<Val> res;
+    if (req_meta.push) {
+      CHECK_EQ(n, req_data.vals.size()) << "KVServerDefaultHandle takes one value per key";
+    }
+    if (req_meta.pull) {
+      res.keys = req_data.keys;
+      res.vals.resize(n);
+    }
+    for (size_t i = 0; i < n; ++i) {
+      Key key = req_data.keys[i];
+      if (req_meta.push) store[key] += req_data.vals[i];
+      if (req_meta.pull) res.vals[i] = store[key];
+    }
+    server->Response(req_meta, res);
+  }
+  std::unordered_map<Key, Val> store;
+};
+
+}  // namespace ps

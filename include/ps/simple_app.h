@@ -1,0 +1,109 @@
+// SimpleApp: request/response of an integer head and a string body between
+// nodes. KVWorker and KVServer build on it.
+#pragma once
+
+#include <functional>
+#include <mutex>
+#include <string>
+
+#include "ps/internal/customer.h"
+#include "ps/internal/message.h"
+#include "ps/internal/postoffice.h"
+
+namespace ps {
+
+// A received request or response.
+struct SimpleData {
+  int head;
+  std::string body;
+  int sender;
+  int timestamp;
+  int customer_id;
+};
+
+class SimpleApp {
+ public:
+  // The handler of requests and responses. By default a request is answered
+  // with an empty body and a response is ignored.
+  using Handle = std::function<void(const SimpleData& recved, SimpleApp* app)>;
+
+  SimpleApp(int app_id, int customer_id) : SimpleApp() {
+    obj_ = new Customer(app_id, customer_id, [this](const Message& m) { Process(m); });
+  }
+  virtual ~SimpleApp() {
+    delete obj_;
+    obj_ = nullptr;
+  }
+
+  // Sends a request to a node or group; returns its timestamp for Wait.
+  virtual int Request(int req_head, const std::string& req_body, int recv_id) {
+    int ts = obj_->NewRequest(recv_id);
+    Message msg;
+    msg.meta.head = req_head;
+    msg.meta.body = req_body;
+    msg.meta.timestamp = ts;
+    msg.meta.request = true;
+    msg.meta.simple_app = true;
+    msg.meta.app_id = obj_->app_id();
+    msg.meta.customer_id = obj_->customer_id();
+    for (int recver : Postoffice::Get()->GetNodeIDs(recv_id)) {
+      msg.meta.recver = recver;
+      Postoffice::Get()->van()->Send(msg);
+    }
+    return ts;
+  }
+
+  // Blocks until every node the request went to has responded.
+  virtual void Wait(int timestamp) { obj_->WaitRequest(timestamp); }
+
+  virtual void Response(const SimpleData& recv_req, const std::string& res_body = "") {
+    Message msg;
+    msg.meta.head = recv_req.head;
+    msg.meta.body = res_body;
+    msg.meta.timestamp = recv_req.timestamp;
+    msg.meta.request = false;
+    msg.meta.simple_app = true;
+    msg.meta.app_id = obj_->app_id();
+    msg.meta.customer_id = recv_req.customer_id;
+    msg.meta.recver = recv_req.sender;
+    Postoffice::Get()->van()->Send(msg);
+  }
+
+  // Handles may be set while messages arrive (the customer's thread is
+  // already running), hence the lock.
+  virtual void set_request_handle(const Handle& request_handle) {
+    CHECK(request_handle) << "invalid request handle";
+    std::lock_guard<std::mutex> lock(handle_mu_);
+    request_handle_ = request_handle;
+  }
+  virtual void set_response_handle(const Handle& response_handle) {
+    CHECK(response_handle) << "invalid response handle";
+    std::lock_guard<std::mutex> lock(handle_mu_);
+    response_handle_ = response_handle;
+  }
+
+  virtual Customer* get_customer() { return obj_; }
+
+ protected:
+  SimpleApp() {
+    request_handle_ = [](const SimpleData& recved, SimpleApp* app) { app->Response(recved); };
+    response_handle_ = [](const SimpleData&, SimpleApp*) {};
+  }
+
+  virtual void Process(const Message& msg) {
+    SimpleData recv{msg.meta.head, msg.meta.body, msg.meta.sender, msg.meta.timestamp,
+                    msg.meta.customer_id};
+    // Called under the lock, not copied: a handle may carry state.
+    std::lock_guard<std::mutex> lock(handle_mu_);
+    (msg.meta.request ? request_handle_ : response_handle_)(recv, this);
+  }
+
+  Customer* obj_ = nullptr;
+
+ private:
+  std::mutex handle_mu_;
+  Handle request_handle_;
+  Handle response_handle_;
+};
+
+}  // namespace ps

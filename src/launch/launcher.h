@@ -1,0 +1,39 @@
+// Runs a parameter-server job on this machine, like PS-lite's local.sh: a
+// scheduler, M servers and N workers of one program, each with the DMLC_*
+// environment it needs. Output lines are prefixed with "[role rank]". If any
+// process fails, or the time runs out, or the launcher is interrupted, the
+// others are stopped (SIGTERM, then SIGKILL).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace libra {
+
+// One process to run.
+struct ProcessSpec {
+  std::string name;                          // output prefix, e.g. "worker 2"
+  std::vector<std::string> argv;             // argv[0] is looked up in PATH
+  std::map<std::string, std::string> env;    // added to the launcher's environment
+};
+
+struct LocalJob {
+  int num_servers = 1;
+  int num_workers = 1;
+  std::vector<std::string> command;          // PROGRAM ARGS
+  std::map<std::string, std::string> env;    // extra variables for every node
+};
+
+// The scheduler, servers and workers of `job`, on 127.0.0.1 with a free port.
+std::vector<ProcessSpec> LocalJobProcesses(const LocalJob& job);
+
+// Runs all processes to completion. Returns 0 if all exited with status 0;
+// otherwise the first failure's status (124 on timeout, 130 if interrupted).
+// timeout_s <= 0 means no limit.
+int RunProcesses(const std::vector<ProcessSpec>& processes, double timeout_s);
+
+// A TCP port on 127.0.0.1 that is free right now.
+int FindFreePort();
+
+}  // namespace libra

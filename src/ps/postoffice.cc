@@ -1,0 +1,140 @@
+#include "ps/internal/postoffice.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "ps/internal/env.h"
+
+namespace ps {
+
+Postoffice* Postoffice::Get() {
+  static Postoffice postoffice;
+  return &postoffice;
+}
+
+void Postoffice::InitEnvironment() {
+  Environment* env = Environment::Get();
+  num_workers_ = env->RequiredInt("DMLC_NUM_WORKER", 1, 1 << 14);
+  num_servers_ = env->RequiredInt("DMLC_NUM_SERVER", 1, 1 << 14);
+  std::string role = env->RequiredString("DMLC_ROLE");
+  is_worker_ = role == "worker";
+  is_server_ = role == "server";
+  is_scheduler_ = role == "scheduler";
+  if (!is_worker_ && !is_server_ && !is_scheduler_) {
+    LOG(FATAL) << "environment variable DMLC_ROLE='" << role
+               << "' must be worker, server or scheduler";
+  }
+  verbose_ = env->IntOr("PS_VERBOSE", 0, 0, 3);
+
+  // Groups are sums of kScheduler, kServerGroup and kWorkerGroup; single node
+  // ids map to themselves.
+  for (int group = 1; group <= kScheduler + kServerGroup + kWorkerGroup; ++group) {
+    std::vector<int>& ids = node_ids_[group];
+    if (group & kScheduler) ids.push_back(kScheduler);
+    if (group & kServerGroup) {
+      for (int r = 0; r < num_servers_; ++r) ids.push_back(ServerRankToID(r));
+    }
+    if (group & kWorkerGroup) {
+      for (int r = 0; r < num_workers_; ++r) ids.push_back(WorkerRankToID(r));
+    }
+  }
+  for (int r = 0; r < num_servers_; ++r) node_ids_[ServerRankToID(r)] = {ServerRankToID(r)};
+  for (int r = 0; r < num_workers_; ++r) node_ids_[WorkerRankToID(r)] = {WorkerRankToID(r)};
+}
+
+void Postoffice::Start(int customer_id, const char* /*argv0*/, bool do_barrier) {
+  {
+    std::lock_guard<std::mutex> lock(start_mu_);
+    if (!van_started_) {
+      InitEnvironment();
+      const char* type = Environment::Get()->find("DMLC_PS_VAN_TYPE");
+      van_ = std::make_unique<Van>(CreateTransport(type ? type : "zmq"));
+      van_->Start();
+      van_started_ = true;
+    }
+    ++started_customers_;
+  }
+  if (do_barrier) Barrier(customer_id, kWorkerGroup + kServerGroup + kScheduler);
+}
+
+void Postoffice::Finalize(int customer_id, bool do_barrier) {
+  if (do_barrier) Barrier(customer_id, kWorkerGroup + kServerGroup + kScheduler);
+  if (customer_id == 0) {
+    if (exit_callback_) exit_callback_();
+    van_->Stop();
+  }
+}
+
+void Postoffice::AddCustomer(Customer* customer) {
+  {
+    std::lock_guard<std::mutex> lock(customers_mu_);
+    auto key = std::make_pair(customer->app_id(), customer->customer_id());
+    CHECK(customers_.count(key) == 0)
+        << "customer " << key.second << " of app " << key.first << " already exists";
+    customers_[key] = customer;
+    customers_cond_.notify_all();
+  }
+  if (van_) van_->DeliverParked(customer->app_id(), customer->customer_id());
+}
+
+void Postoffice::RemoveCustomer(Customer* customer) {
+  std::lock_guard<std::mutex> lock(customers_mu_);
+  customers_.erase(std::make_pair(customer->app_id(), customer->customer_id()));
+}
+
+Customer* Postoffice::GetCustomer(int app_id, int customer_id, int timeout_ms) const {
+  std::unique_lock<std::mutex> lock(customers_mu_);
+  auto key = std::make_pair(app_id, customer_id);
+  customers_cond_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
+                           [&] { return customers_.count(key) > 0; });
+  auto it = customers_.find(key);
+  return it == customers_.end() ? nullptr : it->second;
+}
+
+const std::vector<int>& Postoffice::GetNodeIDs(int node_id) const {
+  auto it = node_ids_.find(node_id);
+  CHECK(it != node_ids_.end()) << "unknown node or group id " << node_id;
+  return it->second;
+}
+
+const std::vector<Range>& Postoffice::GetServerKeyRanges() {
+  std::lock_guard<std::mutex> lock(ranges_mu_);
+  if (server_key_ranges_.empty()) {
+    for (int i = 0; i < num_servers_; ++i) {
+      Key begin = kMaxKey / num_servers_ * i;
+      Key end = i + 1 == num_servers_ ? kMaxKey : kMaxKey / num_servers_ * (i + 1);
+      server_key_ranges_.emplace_back(begin, end);
+    }
+  }
+  return server_key_ranges_;
+}
+
+void Postoffice::Barrier(int customer_id, int node_group) {
+  if (GetNodeIDs(node_group).size() <= 1) return;
+  int role_group = is_scheduler_ ? kScheduler : is_server_ ? kServerGroup : kWorkerGroup;
+  CHECK(node_group & role_group) << "this node is not in barrier group " << node_group;
+  {
+    std::lock_guard<std::mutex> lock(barrier_mu_);
+    barrier_done_[customer_id] = false;
+  }
+  Message req;
+  req.meta.recver = kScheduler;
+  req.meta.request = true;
+  req.meta.customer_id = customer_id;
+  req.meta.app_id = 0;
+  req.meta.control.cmd = Control::BARRIER;
+  req.meta.control.barrier_group = node_group;
+  van_->Send(req);
+  std::unique_lock<std::mutex> lock(barrier_mu_);
+  barrier_cond_.wait(lock, [this, customer_id] { return barrier_done_[customer_id]; });
+}
+
+void Postoffice::ReleaseBarrier(int customer_id) {
+  {
+    std::lock_guard<std::mutex> lock(barrier_mu_);
+    barrier_done_[customer_id] = true;
+  }
+  barrier_cond_.notify_all();
+}
+
+}  // namespace ps

@@ -1,0 +1,40 @@
+// Transport over ZeroMQ: one ROUTER socket receives from everyone; one
+// DEALER socket per peer sends to it. Data arrays are handed to ZeroMQ
+// without copying (the frame keeps the array alive until sent) and received
+// frames become SArrays without copying.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <zmq.hpp>
+
+#include "ps/internal/transport.h"
+
+namespace ps {
+
+class ZmqTransport : public Transport {
+ public:
+  ZmqTransport();
+  ~ZmqTransport() override;
+
+  int Bind(const Node& node) override;
+  void Connect(const Node& node) override;
+  int SendMsg(const Message& msg) override;
+  int RecvMsg(Message* msg) override;
+  void Stop() override;
+
+ private:
+  struct Peer {
+    zmq::socket_t socket;
+    std::mutex mu;  // ZeroMQ sockets are not thread-safe
+  };
+
+  zmq::context_t context_;
+  std::unique_ptr<zmq::socket_t> receiver_;
+  std::mutex peers_mu_;
+  std::unordered_map<int, std::unique_ptr<Peer>> peers_;
+  bool stopped_ = false;
+};
+
+}  // namespace ps
