@@ -13,5 +13,22 @@ using Runner = std::function<int()>;
 // Local cluster and the main job.
 void AddLaunchCommand(CLI::App& parent, Runner& run);
 
+// Training data and training (src/train).
+void AddGenDataCommand(CLI::App& parent, Runner& run);
+void AddTrainCommand(CLI::App& parent, Runner& run);
+void AddDemoCommand(CLI::App& parent, Runner& run);
+
+// Hot parameters (src/hot).
+void AddProfileCommand(CLI::App& parent, Runner& run);
+void AddHotsetDumpCommand(CLI::App& parent, Runner& run);
+
+// The software switch (src/switchd).
+void AddSwitchdCommand(CLI::App& parent, Runner& run);
+void AddSwitchdStatsCommand(CLI::App& parent, Runner& run);
+
+// `libra bench ...`
+void AddBenchKvCommand(CLI::App& bench, Runner& run);
+void AddBenchDataplaneCommand(CLI::App& bench, Runner& run);
+void AddBenchSwitchdCommand(CLI::App& bench, Runner& run);
 
 }  // namespace libra::tool

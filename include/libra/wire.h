@@ -1,0 +1,152 @@
+// The hot-path wire format: the one definition of every UDP message that
+// workers, servers and the switch exchange. See docs/protocol.md.
+//
+// All fields are big-endian on the wire. A message is a fixed 20-byte header
+// followed by `slot_count` slots of 8 bytes:
+//
+//   0       1       2               4                               8
+//   +-------+-------+---------------+-------------------------------+
+//   |version| type  |     flags     |            job_id             |
+//   +-------+-------+---------------+-------------------------------+
+//   |    node_id    |  slot_count   |             epoch             |
+//   +---------------+---------------+-------------------------------+
+//   |              seq              |  slot 0 ... slot_count-1
+//   +-------------------------------+
+//
+//   slot: | V | S | cell index (30 bits) |  value (32 bits)  |
+//
+// Slot j of a packet addresses register array j of the switch. V says the
+// slot carries a value (a packer may leave holes); S is set by the switch in
+// RESULT when the cell saturated. `value` holds float32 bits in DATA, RESULT,
+// UPDATE and REPLICA and is zero in COLLECT.
+//
+// Decoding never reads out of bounds and rejects, with a reason, any buffer
+// whose length is not exactly the header plus `slot_count` slots.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace libra::wire {
+
+inline constexpr std::uint8_t kVersion = 1;
+inline constexpr std::size_t kHeaderBytes = 20;
+inline constexpr std::size_t kSlotBytes = 8;
+// Upper bound of the format; a job's slots per packet P is at most this.
+inline constexpr std::size_t kMaxSlots = 64;
+inline constexpr std::size_t kMaxMessageBytes = kHeaderBytes + kMaxSlots * kSlotBytes;
+
+enum class MessageType : std::uint8_t {
+  kData = 1,        // worker -> switch: gradient values of one epoch
+  kAck = 2,         // switch -> worker: DATA or FIN (flag kFin) arrived
+  kFin = 3,         // worker -> switch: all DATA of the epoch ACKed; seq = packets sent
+  kReady = 4,       // switch -> every server: all N workers finished the epoch
+  kCollect = 5,     // server -> switch: read these cells of the epoch
+  kResult = 6,      // switch -> server: float32 sums of the COLLECTed cells
+  kUpdate = 7,      // server -> switch: new parameter values of hot cells
+  kReplica = 8,     // switch -> every worker: the UPDATE, replicated
+  kProbe = 9,       // anyone -> switch: liveness
+  kProbeReply = 10  // switch -> prober
+};
+inline constexpr std::uint8_t kLastMessageType = 10;
+
+std::string_view MessageTypeName(MessageType type);
+
+// Header flag bits.
+inline constexpr std::uint16_t kFlagRetransmission = 1 << 0;  // sender: this is a resend
+inline constexpr std::uint16_t kFlagSaturated = 1 << 1;       // RESULT: some slot saturated
+inline constexpr std::uint16_t kFlagDuplicate = 1 << 2;       // ACK: DATA/FIN seen before
+inline constexpr std::uint16_t kFlagFin = 1 << 3;             // ACK: acknowledges a FIN
+inline constexpr std::uint16_t kFlagNotReady = 1 << 4;        // RESULT: epoch not complete
+
+struct Header {
+  std::uint8_t version = kVersion;
+  MessageType type = MessageType::kData;
+  std::uint16_t flags = 0;
+  std::uint32_t job_id = 0;
+  // The worker in DATA, FIN and ACK; the server in COLLECT, RESULT, READY
+  // (its destination) and UPDATE and REPLICA (the server that sent it).
+  std::uint16_t node_id = 0;
+  std::uint16_t slot_count = 0;
+  std::uint32_t epoch = 0;
+  // DATA and its ACK: the packet's number within (worker, epoch), from 0.
+  // FIN and its ACK: the number of DATA packets the worker sent in the epoch.
+  // COLLECT/RESULT and UPDATE/REPLICA: a request number chosen by the server.
+  std::uint32_t seq = 0;
+};
+
+struct Slot {
+  bool valid = false;
+  bool saturated = false;
+  std::uint32_t index = 0;  // cell index in register array j (< 2^30)
+  std::uint32_t value = 0;  // float32 bits
+};
+
+inline constexpr std::uint32_t kSlotValidBit = 1u << 31;
+inline constexpr std::uint32_t kSlotSaturatedBit = 1u << 30;
+inline constexpr std::uint32_t kSlotIndexMask = (1u << 30) - 1;
+
+struct Message {
+  Header header;
+  std::array<Slot, kMaxSlots> slots;  // the first header.slot_count are meaningful
+};
+
+enum class DecodeError : std::uint8_t {
+  kNone = 0,
+  kTruncated,     // shorter than the header or than its slots
+  kOversized,     // bytes after the last slot
+  kBadVersion,    // version is not kVersion
+  kUnknownType,   // type is not a MessageType
+  kTooManySlots,  // slot_count > kMaxSlots
+};
+std::string_view DecodeErrorName(DecodeError error);
+
+// Bytes an encoded message with `slot_count` slots occupies.
+constexpr std::size_t EncodedSize(std::size_t slot_count) {
+  return kHeaderBytes + slot_count * kSlotBytes;
+}
+
+// Writes `header` and the first header.slot_count of `slots` into `out`.
+// Returns the number of bytes written, or 0 if `out` is too small or
+// slot_count > kMaxSlots.
+std::size_t Encode(const Header& header, std::span<const Slot> slots, std::span<std::uint8_t> out);
+
+// Reads the header only (the slots are not examined beyond the length check).
+DecodeError DecodeHeader(std::span<const std::uint8_t> in, Header* header);
+
+// Reads the header and every slot.
+DecodeError Decode(std::span<const std::uint8_t> in, Message* message);
+
+// Big-endian accessors used by the codec and by the switch's parser.
+inline std::uint16_t LoadBig16(const std::uint8_t* p) {
+  return static_cast<std::uint16_t>((p[0] << 8) | p[1]);
+}
+inline std::uint32_t LoadBig32(const std::uint8_t* p) {
+  return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) |
+         std::uint32_t{p[3]};
+}
+inline void StoreBig16(std::uint8_t* p, std::uint16_t v) {
+  p[0] = static_cast<std::uint8_t>(v >> 8);
+  p[1] = static_cast<std::uint8_t>(v);
+}
+inline void StoreBig32(std::uint8_t* p, std::uint32_t v) {
+  p[0] = static_cast<std::uint8_t>(v >> 24);
+  p[1] = static_cast<std::uint8_t>(v >> 16);
+  p[2] = static_cast<std::uint8_t>(v >> 8);
+  p[3] = static_cast<std::uint8_t>(v);
+}
+
+// Slot word <-> Slot.
+inline Slot UnpackSlot(std::uint32_t key_word, std::uint32_t value) {
+  return Slot{(key_word & kSlotValidBit) != 0, (key_word & kSlotSaturatedBit) != 0,
+              key_word & kSlotIndexMask, value};
+}
+inline std::uint32_t PackSlotKey(const Slot& slot) {
+  return (slot.valid ? kSlotValidBit : 0u) | (slot.saturated ? kSlotSaturatedBit : 0u) |
+         (slot.index & kSlotIndexMask);
+}
+
+}  // namespace libra::wire

@@ -1,0 +1,49 @@
+// Everything the switch program keeps between packets: the installed job and
+// its match tables (written by the control plane), the register arrays, and
+// the counters.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "counters.h"
+#include "libra/pipeline_fixed_point.h"
+#include "libra/pipeline_profile.h"
+#include "libra/switch_job.h"
+#include "register_array.h"
+
+namespace libra::dataplane {
+
+enum class PeerRole : std::uint8_t { kWorker, kServer };
+
+// An entry of the peer table: exact match on the source (IPv4, UDP port).
+struct Peer {
+  PeerRole role = PeerRole::kWorker;
+  std::uint16_t id = 0;
+};
+
+struct PipelineState {
+  PipelineProfile profile;
+
+  std::optional<SwitchJob> job;
+  std::optional<FixedPointCodec> codec;           // the conversion tables for the job's F
+  std::unordered_map<std::uint64_t, Peer> peers;  // UdpEndpoint::Key() -> peer
+  std::uint32_t cells_per_array = 0;
+  std::uint16_t slots_per_packet = 0;
+  std::uint32_t workers = 0;
+
+  RegisterArray<RegisterPair> dedup_window;         // [worker * W + seq % W] = (epoch tag, seq)
+  RegisterArray<RegisterPair> data_count;           // [worker * 2 + bank] = (epoch tag, DATA seen)
+  RegisterArray<RegisterPair> fin_seen;             // [worker] = (epoch tag of its last FIN, -)
+  RegisterArray<RegisterPair> fin_count;            // [bank] = (epoch tag, workers finished)
+  std::vector<RegisterArray<RegisterPair>> values;  // [j][bank * cells + index] = (tag|sat, sum)
+
+  ProgramCounters counters;
+};
+
+// The bank an epoch aggregates into: epochs e and e + 1 never share one.
+inline std::uint32_t BankOf(std::uint32_t epoch) { return epoch & 1u; }
+
+}  // namespace libra::dataplane

@@ -1,0 +1,34 @@
+// Throughput of the switch program alone, in one thread: DATA packets from
+// several workers, every one new (no duplicates), each answered with an ACK.
+#pragma once
+
+#include <cstdint>
+
+#include "libra/pipeline_profile.h"
+
+namespace libra::dataplane {
+
+struct ProgramBenchmarkOptions {
+  int workers = 8;
+  int slots_per_packet = 32;
+  std::uint32_t cells_per_array = 8192;
+  std::uint32_t packets_per_worker = 1024;  // per epoch; packet k carries cell k of each array
+  int scale_bits = 16;
+  double seconds = 2.0;
+};
+
+struct ProgramBenchmarkResult {
+  std::uint64_t packets = 0;
+  std::uint64_t values = 0;
+  double seconds = 0;
+  double packets_per_second = 0;
+  double values_per_second = 0;
+  double register_share = 0;  // of the profile's register memory
+  std::uint64_t register_bits_used = 0;
+  std::uint64_t register_bits_budget = 0;
+};
+
+ProgramBenchmarkResult RunProgramBenchmark(const ProgramBenchmarkOptions& options,
+                                           const PipelineProfile& profile);
+
+}  // namespace libra::dataplane

@@ -1,0 +1,158 @@
+// The conditional programs the switch runs on its pair registers, one per
+// kind of state. Each is what one Tofino stateful ALU does in one pass: a
+// comparison of the stored epoch tag (hi) with the packet's, then one of a few
+// updates with operands from the packet, and one output back to the packet.
+// The decisions are written as tables keyed on the comparison, the way the P4
+// program spells them out.
+//
+// Epoch tags: a cell's hi half holds epoch + 1 (0 means never written) in its
+// low 31 bits; value cells use bit 31 as the sticky saturation flag.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "libra/pipeline_fixed_point.h"
+#include "register_array.h"
+
+namespace libra::dataplane {
+
+inline constexpr std::uint32_t kTagMask = 0x7fffffffu;
+inline constexpr std::uint32_t kSaturatedTagBit = 0x80000000u;
+// Epochs run from 0 to kMaxEpoch; the tag of kMaxEpoch is kTagMask.
+inline constexpr std::uint32_t kMaxEpoch = kTagMask - 1;
+
+inline constexpr std::uint32_t EpochTag(std::uint32_t epoch) { return epoch + 1; }
+
+// How the packet's epoch relates to the one stored in the cell.
+enum class EpochOrder : std::uint8_t { kPacketOlder = 0, kSame = 1, kPacketNewer = 2 };
+
+inline EpochOrder CompareEpochTags(std::uint32_t packet_tag, std::uint32_t stored_hi) {
+  const std::uint32_t stored = stored_hi & kTagMask;
+  if (packet_tag == stored) return EpochOrder::kSame;
+  return packet_tag > stored ? EpochOrder::kPacketNewer : EpochOrder::kPacketOlder;
+}
+
+enum class CellAction : std::uint8_t { kKeep, kAdd, kReplace };
+
+// The epoch-tagged cell: same epoch adds, a newer epoch replaces (the bank is
+// reused two epochs later), an older epoch leaves it alone.
+inline constexpr std::array<CellAction, 3> kEpochCellTable = {
+    /* kPacketOlder */ CellAction::kKeep,
+    /* kSame        */ CellAction::kAdd,
+    /* kPacketNewer */ CellAction::kReplace,
+};
+
+// Gradient cell: lo = fixed-point sum (saturating), hi bit 31 = saturated.
+struct AccumulateValue {
+  std::uint32_t tag;
+  std::int32_t addend;
+  bool mark_saturated;  // the value itself saturated or was rejected
+
+  struct Output {
+    CellAction action;
+    bool saturated;  // the cell is flagged after this update
+  };
+
+  Output operator()(RegisterPair& cell) const {
+    const CellAction action = kEpochCellTable[static_cast<int>(CompareEpochTags(tag, cell.hi))];
+    switch (action) {
+      case CellAction::kKeep:
+        break;
+      case CellAction::kAdd: {
+        const SaturatingSum sum = SaturatingAdd(static_cast<std::int32_t>(cell.lo), addend);
+        cell.lo = static_cast<std::uint32_t>(sum.value);
+        if (sum.saturated || mark_saturated) cell.hi |= kSaturatedTagBit;
+        break;
+      }
+      case CellAction::kReplace:
+        cell.lo = static_cast<std::uint32_t>(addend);
+        cell.hi = tag | (mark_saturated ? kSaturatedTagBit : 0u);
+        break;
+    }
+    return {action, (cell.hi & kSaturatedTagBit) != 0};
+  }
+};
+
+// Per-epoch counter (DATA packets of a worker, FINs of an epoch):
+// lo = count. Returns the count after the update, 0 when kept.
+struct CountInEpoch {
+  std::uint32_t tag;
+
+  struct Output {
+    CellAction action;
+    std::uint32_t count;
+  };
+
+  Output operator()(RegisterPair& cell) const {
+    const CellAction action = kEpochCellTable[static_cast<int>(CompareEpochTags(tag, cell.hi))];
+    switch (action) {
+      case CellAction::kKeep:
+        return {action, 0};
+      case CellAction::kAdd:
+        return {action, ++cell.lo};
+      case CellAction::kReplace:
+        cell.hi = tag;
+        cell.lo = 1;
+        return {action, 1};
+    }
+    return {action, 0};
+  }
+};
+
+// Reads a tagged cell as of the packet's epoch: a cell written in an older
+// epoch reads as zero (this is what makes COLLECT idempotent).
+struct ReadInEpoch {
+  std::uint32_t tag;
+
+  struct Output {
+    std::uint32_t lo;
+    bool saturated;
+    bool newer_epoch_stored;  // the bank has moved on past the packet's epoch
+  };
+
+  Output operator()(RegisterPair& cell) const {
+    switch (CompareEpochTags(tag, cell.hi)) {
+      case EpochOrder::kSame:
+        return {cell.lo, (cell.hi & kSaturatedTagBit) != 0, false};
+      case EpochOrder::kPacketNewer:
+        return {0, false, false};
+      case EpochOrder::kPacketOlder:
+        return {0, false, true};
+    }
+    return {0, false, false};
+  }
+};
+
+enum class SeqVerdict : std::uint8_t { kNew, kDuplicate };
+
+// One cell of a worker's dedup window: (epoch tag, seq). A worker sends seq s
+// only once every seq <= s - W is ACKed, so a seq not above the one stored in
+// its cell (or from an older epoch) was seen before.
+struct RecordSeq {
+  std::uint32_t tag;
+  std::uint32_t seq;
+
+  SeqVerdict operator()(RegisterPair& cell) const {
+    const EpochOrder order = CompareEpochTags(tag, cell.hi);
+    const bool is_new =
+        order == EpochOrder::kPacketNewer || (order == EpochOrder::kSame && seq > cell.lo);
+    if (!is_new) return SeqVerdict::kDuplicate;
+    cell.hi = tag;
+    cell.lo = seq;
+    return SeqVerdict::kNew;
+  }
+};
+
+// Marks that something happened once per epoch (a worker's FIN).
+struct MarkEpochOnce {
+  std::uint32_t tag;
+
+  SeqVerdict operator()(RegisterPair& cell) const {
+    if (CompareEpochTags(tag, cell.hi) != EpochOrder::kPacketNewer) return SeqVerdict::kDuplicate;
+    cell.hi = tag;
+    return SeqVerdict::kNew;
+  }
+};
+
+}  // namespace libra::dataplane

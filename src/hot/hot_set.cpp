@@ -1,0 +1,112 @@
+#include "libra/hot_set.h"
+
+#include <algorithm>
+#include <string>
+
+namespace libra::hot {
+namespace {
+
+constexpr HotSet::CellOwner kFreeCell{HotSet::kCold, 0};
+
+}  // namespace
+
+void SwitchLayout::Validate() const {
+  if (num_arrays == 0) throw std::invalid_argument("switch layout: num_arrays must be positive");
+  if (cells_per_array == 0) {
+    throw std::invalid_argument("switch layout: cells_per_array must be positive");
+  }
+  if (num_banks == 0) throw std::invalid_argument("switch layout: num_banks must be positive");
+  if (capacity() >= HotSet::kCold) {
+    throw std::invalid_argument("switch layout: more than 2^32-2 cells per bank");
+  }
+}
+
+std::string_view PlacementName(PlacementKind kind) {
+  switch (kind) {
+    case PlacementKind::kHeat:
+      return "heat";
+    case PlacementKind::kHash:
+      return "hash";
+  }
+  return "unknown";
+}
+
+PlacementKind ParsePlacementKind(std::string_view name) {
+  if (name == "heat") return PlacementKind::kHeat;
+  if (name == "hash") return PlacementKind::kHash;
+  throw std::invalid_argument("unknown placement '" + std::string(name) +
+                              "' (expected heat or hash)");
+}
+
+std::vector<HotKey> ChooseHotKeys(std::vector<HotKey> candidates, uint64_t capacity_cells,
+                                  uint64_t min_frequency) {
+  std::sort(candidates.begin(), candidates.end(), [](const HotKey& a, const HotKey& b) {
+    return a.frequency != b.frequency ? a.frequency > b.frequency : a.key < b.key;
+  });
+  std::vector<HotKey> chosen;
+  uint64_t free_cells = capacity_cells;
+  for (const HotKey& candidate : candidates) {
+    if (candidate.frequency < min_frequency || candidate.frequency == 0 || free_cells == 0) break;
+    if (candidate.value_len == 0 || candidate.value_len > free_cells) continue;
+    chosen.push_back(candidate);
+    free_cells -= candidate.value_len;
+  }
+  return chosen;
+}
+
+HotSet::HotSet(SwitchLayout layout, PlacementKind placement, std::vector<HotKey> keys,
+               std::vector<CellAddress> cells)
+    : layout_(layout),
+      placement_(placement),
+      keys_(std::move(keys)),
+      cells_(std::move(cells)),
+      index_(keys_.size()) {
+  layout_.Validate();
+  if (keys_.size() >= kCold) throw std::invalid_argument("hot set: too many keys");
+  value_begin_.reserve(keys_.size() + 1);
+  value_begin_.push_back(0);
+  for (const HotKey& key : keys_) {
+    if (key.value_len == 0) {
+      throw std::invalid_argument("hot set: key " + std::to_string(key.key) + " has no values");
+    }
+    value_begin_.push_back(value_begin_.back() + key.value_len);
+  }
+  if (value_begin_.back() != cells_.size()) {
+    throw std::invalid_argument("hot set: keys have " + std::to_string(value_begin_.back()) +
+                                " values but " + std::to_string(cells_.size()) +
+                                " cells are given");
+  }
+  owners_.assign(layout_.capacity(), kFreeCell);
+  for (uint32_t k = 0; k < keys_.size(); ++k) {
+    uint32_t& slot = index_.FindOrInsert(keys_[k].key, kCold);
+    if (slot != kCold) {
+      throw std::invalid_argument("hot set: key " + std::to_string(keys_[k].key) +
+                                  " is listed twice");
+    }
+    slot = k;
+    for (uint32_t offset = 0; offset < keys_[k].value_len; ++offset) {
+      const CellAddress cell = cells_[value_begin_[k] + offset];
+      if (cell.array >= layout_.num_arrays || cell.index >= layout_.cells_per_array) {
+        throw std::invalid_argument("hot set: cell (" + std::to_string(cell.array) + ", " +
+                                    std::to_string(cell.index) + ") is outside the switch");
+      }
+      CellOwner& owner = owners_[uint64_t{cell.array} * layout_.cells_per_array + cell.index];
+      if (owner.key_index != kCold) {
+        throw std::invalid_argument("hot set: cell (" + std::to_string(cell.array) + ", " +
+                                    std::to_string(cell.index) + ") is used twice");
+      }
+      owner = CellOwner{k, offset};
+    }
+  }
+}
+
+std::optional<HotSet::CellOwner> HotSet::OwnerOf(CellAddress cell) const {
+  if (cell.array >= layout_.num_arrays || cell.index >= layout_.cells_per_array) {
+    return std::nullopt;
+  }
+  const CellOwner owner = owners_[uint64_t{cell.array} * layout_.cells_per_array + cell.index];
+  if (owner.key_index == kCold) return std::nullopt;
+  return owner;
+}
+
+}  // namespace libra::hot

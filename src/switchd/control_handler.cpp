@@ -1,0 +1,112 @@
+#include "control_handler.h"
+
+#include <string>
+
+namespace libra::switchd {
+namespace {
+
+using nlohmann::json;
+
+json Refuse(const std::string& error) { return json{{"ok", false}, {"error", error}}; }
+
+std::string TokenOf(const json& request) {
+  return request.contains("token") && request["token"].is_string()
+             ? request["token"].get<std::string>()
+             : std::string();
+}
+
+json FitToJson(const dataplane::FitReport& fit) {
+  json arrays = json::array();
+  for (const auto& a : fit.arrays) {
+    arrays.push_back(
+        {{"name", a.name}, {"stage", a.stage}, {"entries", a.entries}, {"bits", a.bits()}});
+  }
+  return json{{"fits", fit.fits},
+              {"problems", fit.problems},
+              {"register_bits_used", fit.register_bits_used},
+              {"register_bits_budget", fit.register_bits_budget},
+              {"register_share", fit.register_share()},
+              {"arrays", arrays}};
+}
+
+json InstallJob(const json& request, dataplane::Program& program) {
+  if (!request.contains("job")) return Refuse("install_job needs a 'job' object");
+  std::string error;
+  const auto job = SwitchJobFromJson(request["job"], &error);
+  if (!job) return Refuse(error);
+  if (job->token.empty()) return Refuse("job field 'token' must not be empty");
+  // A running job is replaced only by whoever holds its token (a reinstall
+  // after a switch restart, or the same controller moving to a new job).
+  if (const SwitchJob* running = program.job(); running && running->token != job->token) {
+    return Refuse("job " + std::to_string(running->job_id) +
+                  " is installed and the token does not match it");
+  }
+  const dataplane::InstallResult result = program.InstallJob(*job);
+  if (!result.ok) {
+    json reply = Refuse(result.error);
+    reply["fit"] = FitToJson(result.fit);
+    return reply;
+  }
+  return json{{"ok", true}, {"job_id", job->job_id}, {"fit", FitToJson(result.fit)}};
+}
+
+json RemoveJob(const json& request, dataplane::Program& program) {
+  const SwitchJob* running = program.job();
+  if (running == nullptr) return Refuse("no job is installed");
+  if (!request.contains("job_id") || !request["job_id"].is_number_integer() ||
+      request["job_id"].get<std::int64_t>() != std::int64_t{running->job_id}) {
+    return Refuse("remove_job: 'job_id' does not name the installed job");
+  }
+  if (TokenOf(request) != running->token) return Refuse("remove_job: wrong token");
+  program.RemoveJob();
+  return json{{"ok", true}};
+}
+
+}  // namespace
+
+json CountersToJson(const dataplane::Program& program, const IoCounters& io) {
+  json drops = json::object();
+  json events = json::object();
+  const auto& counters = program.counters();
+  for (std::size_t i = 0; i < counters.drops.size(); ++i) {
+    drops[std::string(dataplane::DropReasonName(static_cast<dataplane::DropReason>(i)))] =
+        counters.drops[i];
+  }
+  for (std::size_t i = 0; i < counters.events.size(); ++i) {
+    events[std::string(dataplane::EventName(static_cast<dataplane::Event>(i)))] =
+        counters.events[i];
+  }
+  const SwitchJob* job = program.job();
+  return json{{"profile", program.profile().name},
+              {"job_id", job ? json(job->job_id) : json(nullptr)},
+              {"drops", drops},
+              {"drops_total", counters.TotalDrops()},
+              {"events", events},
+              {"io",
+               {{"datagrams_received", io.datagrams_received},
+                {"datagrams_sent", io.datagrams_sent},
+                {"ingress_loss_injected", io.ingress_loss_injected},
+                {"egress_loss_injected", io.egress_loss_injected},
+                {"send_refused", io.send_refused}}}};
+}
+
+json HandleControlRequest(const json& request, dataplane::Program& program, const IoCounters& io) {
+  if (!request.is_object() || !request.contains("op") || !request["op"].is_string()) {
+    return Refuse("a request is a JSON object with a string 'op'");
+  }
+  const std::string op = request["op"].get<std::string>();
+  if (op == "install_job") return InstallJob(request, program);
+  if (op == "remove_job") return RemoveJob(request, program);
+  if (op == "counters") {
+    json reply = CountersToJson(program, io);
+    reply["ok"] = true;
+    return reply;
+  }
+  if (op == "probe") {
+    const SwitchJob* job = program.job();
+    return json{{"ok", true}, {"job_id", job ? json(job->job_id) : json(nullptr)}};
+  }
+  return Refuse("unknown op '" + op + "'");
+}
+
+}  // namespace libra::switchd

@@ -1,0 +1,124 @@
+#include "switch_daemon.h"
+
+#include <stdexcept>
+#include <zmq.hpp>
+
+#include "control_handler.h"
+#include "loss_injector.h"
+#include "udp_socket.h"
+
+namespace libra::switchd {
+
+struct SwitchDaemon::Impl {
+  explicit Impl(const SwitchdOptions& options)
+      : batch_size(options.batch),
+        program(options.profile),
+        socket(options.listen),
+        control(context, zmq::socket_type::rep),
+        receive(options.batch),
+        send(socket.fd(), options.batch),
+        ingress_loss(options.drop_rate, options.drop_seed),
+        egress_loss(options.drop_rate, options.drop_seed ^ 0x5bd1e995u) {
+    const std::string host_port = options.control.ToString();
+    const std::string address =
+        "tcp://" + host_port.substr(0, host_port.rfind(':')) + ":" +
+        (options.control.port == 0 ? std::string("*") : std::to_string(options.control.port));
+    try {
+      control.set(zmq::sockopt::linger, 0);
+      control.bind(address);
+    } catch (const zmq::error_t& e) {
+      throw std::runtime_error("control port " + address + ": " + e.what());
+    }
+  }
+
+  // Drains up to `max_batches` recvmmsg batches; returns false when the
+  // socket ran dry.
+  bool DrainData(int max_batches) {
+    for (int b = 0; b < max_batches; ++b) {
+      const std::size_t n = receive.Receive(socket.fd());
+      if (n == 0) return false;
+      io.datagrams_received += n;
+      outputs.Clear();
+      for (std::size_t i = 0; i < n; ++i) {
+        if (ingress_loss.ShouldDrop()) {
+          ++io.ingress_loss_injected;
+          continue;
+        }
+        program.Process(receive.payload(i), receive.source(i), outputs);
+      }
+      for (std::size_t i = 0; i < outputs.size(); ++i) {
+        if (egress_loss.ShouldDrop()) {
+          ++io.egress_loss_injected;
+          continue;
+        }
+        send.Push(outputs[i].payload(), outputs[i].destination);
+        ++io.datagrams_sent;
+      }
+      send.Flush();
+      io.send_refused = send.refused();
+      if (n < batch_size) return false;
+    }
+    return true;
+  }
+
+  void ServeControl() {
+    zmq::message_t request;
+    while (control.recv(request, zmq::recv_flags::dontwait)) {
+      nlohmann::json reply;
+      try {
+        reply = HandleControlRequest(nlohmann::json::parse(request.to_string_view()), program, io);
+      } catch (const nlohmann::json::exception& e) {
+        reply = {{"ok", false}, {"error", std::string("malformed JSON request: ") + e.what()}};
+      }
+      const std::string text = reply.dump();
+      control.send(zmq::buffer(text), zmq::send_flags::none);
+    }
+  }
+
+  const std::size_t batch_size;
+  dataplane::Program program;
+  UdpSocket socket;
+  zmq::context_t context{1};
+  zmq::socket_t control;
+  ReceiveBatch receive;
+  SendQueue send;
+  dataplane::OutputBatch outputs;
+  LossInjector ingress_loss;
+  LossInjector egress_loss;
+  IoCounters io;
+};
+
+SwitchDaemon::SwitchDaemon(const SwitchdOptions& options)
+    : impl_(std::make_unique<Impl>(options)) {}
+
+SwitchDaemon::~SwitchDaemon() = default;
+
+UdpEndpoint SwitchDaemon::data_endpoint() const { return impl_->socket.local(); }
+
+std::string SwitchDaemon::control_endpoint() const {
+  return impl_->control.get(zmq::sockopt::last_endpoint);
+}
+
+void SwitchDaemon::Run(const std::atomic<bool>& stop) {
+  zmq::pollitem_t items[] = {
+      {impl_->control.handle(), 0, ZMQ_POLLIN, 0},
+      {nullptr, impl_->socket.fd(), ZMQ_POLLIN, 0},
+  };
+  while (!stop.load(std::memory_order_relaxed)) {
+    try {
+      zmq::poll(items, 2, std::chrono::milliseconds(100));
+    } catch (const zmq::error_t& e) {
+      if (e.num() == EINTR) continue;  // a signal; the loop checks `stop`
+      throw;
+    }
+    if ((items[1].revents & ZMQ_POLLIN) != 0) {
+      // Busy: keep draining, but look at the control port every 64 batches.
+      while (impl_->DrainData(64) && !stop.load(std::memory_order_relaxed)) {
+        impl_->ServeControl();
+      }
+    }
+    if ((items[0].revents & ZMQ_POLLIN) != 0) impl_->ServeControl();
+  }
+}
+
+}  // namespace libra::switchd

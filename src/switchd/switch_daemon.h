@@ -1,0 +1,46 @@
+// libra-switchd: the switch program behind a UDP port, with a control port
+// (ZeroMQ REP, JSON requests; see control_handler.h). One thread runs both:
+// it drains the UDP socket in recvmmsg batches, runs each packet through the
+// program, sends the replies with sendmmsg, and serves control requests
+// between batches, so the program needs no locks.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "dataplane/program.h"
+#include "libra/pipeline_profile.h"
+#include "libra/switch_job.h"
+
+namespace libra::switchd {
+
+struct SwitchdOptions {
+  UdpEndpoint listen;   // data port (port 0: any)
+  UdpEndpoint control;  // control port (port 0: any)
+  dataplane::PipelineProfile profile = dataplane::PipelineProfile::Tofino1();
+  double drop_rate = 0;  // injected loss, on ingress and on egress
+  std::uint64_t drop_seed = 1;
+  std::size_t batch = 64;  // datagrams per recvmmsg / sendmmsg
+};
+
+class SwitchDaemon {
+ public:
+  // Binds both ports; throws std::runtime_error (naming the address) on failure.
+  explicit SwitchDaemon(const SwitchdOptions& options);
+  ~SwitchDaemon();
+
+  UdpEndpoint data_endpoint() const;
+  // "tcp://a.b.c.d:port" as bound.
+  std::string control_endpoint() const;
+
+  // Serves until `stop` becomes true (checked at least every 100 ms).
+  void Run(const std::atomic<bool>& stop);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace libra::switchd

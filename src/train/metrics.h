@@ -1,0 +1,17 @@
+// Quality metrics of a CTR model on held-out rows.
+#pragma once
+
+#include <vector>
+
+namespace libra::train {
+
+// Mean log loss of predicted probabilities (clipped to [1e-7, 1 - 1e-7] so
+// one confident mistake cannot make it infinite).
+double LogLoss(const std::vector<float>& labels, const std::vector<float>& predictions);
+
+// Area under the ROC curve: the probability that a random positive is
+// ranked above a random negative, ties counting one half. 0.5 if a class is
+// missing.
+double Auc(const std::vector<float>& labels, const std::vector<float>& predictions);
+
+}  // namespace libra::train

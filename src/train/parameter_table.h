@@ -1,0 +1,43 @@
+// Key -> (values, optimizer state): what a server keeps for its key range,
+// and what the single-process trainer uses in place of the servers. Keys are
+// created on first touch with the model's initial values.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "train/model.h"
+#include "train/optimizer.h"
+
+namespace libra::train {
+
+class ParameterTable {
+ public:
+  ParameterTable(const Model& model, const Optimizer& optimizer);
+
+  uint32_t value_length() const { return value_length_; }
+  size_t size() const { return index_.size(); }
+
+  // Copies the value_length() values of each of the `count` keys to `out`.
+  void Pull(const ParameterKey* keys, size_t count, float* out);
+  // One optimizer step per key from the sum of `contributors` workers' gradients.
+  void Push(const ParameterKey* keys, size_t count, const float* gradient_sum,
+            uint32_t contributors);
+
+  // A hash of every key and the bits of its values, independent of the order
+  // keys were created in: two tables with the same model give the same number.
+  uint64_t Fingerprint() const;
+
+ private:
+  float* Find(ParameterKey key);  // values, followed by the optimizer state
+
+  const Model& model_;
+  const Optimizer& optimizer_;
+  uint32_t value_length_;
+  uint32_t entry_length_;
+  std::unordered_map<ParameterKey, size_t> index_;  // key -> offset into storage_
+  std::vector<float> storage_;
+};
+
+}  // namespace libra::train

@@ -1,0 +1,385 @@
+#include "train/train_job.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "launch/launcher.h"
+#include "ps/ps.h"
+#include "train/dataset.h"
+#include "train/job_plan.h"
+#include "train/node_reporter.h"
+#include "train/ps_worker_trainer.h"
+#include "train/sync_optimizer_server.h"
+#include "train/text_parsers.h"
+#include "train/train_report.h"
+
+namespace libra::train {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Keeps the first `rows` rows.
+void TruncateRows(Dataset* data, size_t rows) {
+  if (rows >= data->rows()) return;
+  const uint64_t nonzeros = data->row_begin[rows];
+  data->labels.resize(rows);
+  data->row_begin.resize(rows + 1);
+  data->keys.resize(nonzeros);
+  data->values.resize(nonzeros);
+  data->fields.resize(nonzeros);
+}
+
+// Rows rank, rank + step, ... below `end` of `data`.
+Dataset EveryNthRow(const Dataset& data, size_t rank, size_t step, size_t end) {
+  Dataset part;
+  part.num_fields = data.num_fields;
+  for (size_t r = rank; r < end; r += step) part.AppendRow(data, r);
+  return part;
+}
+
+json Summarise(std::vector<float> ms) {
+  if (ms.empty()) return {{"mean", 0}, {"p50", 0}, {"p90", 0}, {"p99", 0}, {"max", 0}};
+  std::sort(ms.begin(), ms.end());
+  double sum = 0;
+  for (float m : ms) sum += m;
+  auto at = [&](double q) { return ms[std::min(ms.size() - 1, static_cast<size_t>(q * ms.size()))]; };
+  return {{"mean", sum / ms.size()}, {"p50", at(0.5)}, {"p90", at(0.9)}, {"p99", at(0.99)},
+          {"max", ms.back()}};
+}
+
+json ConfigJson(const TrainJobConfig& c, const ModelConfig& model) {
+  return {{"data", c.data_path},
+          {"model", ModelKindName(model.kind)},
+          {"embedding_dim", model.embedding_dim},
+          {"num_fields", model.num_fields},
+          {"optimizer", OptimizerKindName(c.optimizer.kind)},
+          {"learning_rate", c.optimizer.learning_rate},
+          {"l1", c.optimizer.l1},
+          {"l2", c.optimizer.l2},
+          {"epochs", c.epochs},
+          {"batch_per_worker", c.batch},
+          {"total_batch", static_cast<uint64_t>(c.batch) * ps::NumWorkers()},
+          {"workers", ps::NumWorkers()},
+          {"servers", ps::NumServers()},
+          {"seed", model.seed},
+          {"test_fraction", c.test_fraction},
+          {"mode", "bsp"},
+          {"hot_path", false}};
+}
+
+// Worker 0's account of the job, from its own records and every node's entry.
+json BuildReport(const TrainJobConfig& config, const ModelConfig& model, const JobPlan& plan,
+                 const ReadStats& read, const std::vector<json>& nodes,
+                 const std::vector<json>& epochs_seen, const PsWorkerTrainer& trainer,
+                 double load_seconds, double wall_seconds) {
+  json report;
+  report["config"] = ConfigJson(config, model);
+  report["data"] = {{"rows", plan.total_rows},
+                    {"train_rows", plan.train_rows},
+                    {"test_rows", plan.test_rows},
+                    {"bad_lines", read.bad_lines},
+                    {"iterations_per_epoch", plan.iterations_per_epoch},
+                    {"load_seconds", load_seconds}};
+  // Training loss of an epoch: all workers' rows together.
+  json epochs = json::array();
+  double train_seconds = 0;
+  uint64_t fingerprint = 0;
+  for (size_t e = 0; e < epochs_seen.size(); ++e) {
+    double loss_sum = 0;
+    uint64_t rows = 0;
+    for (const json& node : nodes) {
+      if (node.value("role", "") != "worker" || !node.contains("epochs")) continue;
+      const json& mine = node["epochs"][e];
+      loss_sum += mine.value("loss_sum", 0.0);
+      rows += mine.value("rows", uint64_t{0});
+    }
+    json epoch = epochs_seen[e];
+    epoch["train_log_loss"] = rows > 0 ? loss_sum / static_cast<double>(rows) : 0.0;
+    epoch["train_rows"] = rows;
+    train_seconds += epoch.value("seconds", 0.0);
+    epochs.push_back(epoch);
+  }
+  for (const json& node : nodes) {
+    if (node.value("role", "") == "server") fingerprint += node.value("fingerprint", uint64_t{0});
+  }
+  report["epochs"] = epochs;
+  const json& last = epochs.empty() ? json::object() : epochs.back();
+  report["final"] = {{"test_log_loss", last.value("test_log_loss", 0.0)},
+                     {"test_auc", last.value("test_auc", 0.5)},
+                     {"train_log_loss", last.value("train_log_loss", 0.0)}};
+  const double samples = static_cast<double>(plan.train_rows) * epochs.size();
+  report["throughput"] = {
+      {"samples", samples},
+      {"train_seconds", train_seconds},
+      {"samples_per_second", train_seconds > 0 ? samples / train_seconds : 0.0}};
+  std::vector<float> pull, compute, push, total;
+  for (const IterationTiming& t : trainer.timings()) {
+    pull.push_back(t.pull_ms);
+    compute.push_back(t.compute_ms);
+    push.push_back(t.push_ms);
+    total.push_back(t.pull_ms + t.compute_ms + t.push_ms);
+  }
+  // Worker 0's iterations; the full list only while it stays readable.
+  constexpr size_t kMaxListed = 20000;
+  report["iterations"] = {{"count", total.size()},
+                          {"pull_ms", Summarise(pull)},
+                          {"compute_ms", Summarise(compute)},
+                          {"push_ms", Summarise(push)},
+                          {"total_ms", Summarise(total)}};
+  if (total.size() <= kMaxListed) report["iterations"]["each_ms"] = total;
+  report["nodes"] = nodes;
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(fingerprint));
+  report["model_fingerprint"] = hex;
+  report["wall_seconds"] = wall_seconds;
+  return report;
+}
+
+void PrintProgress(const WorkerProgress& p, uint32_t epochs, int workers) {
+  const ps::Van* van = ps::Postoffice::Get()->van();
+  char line[256];
+  std::snprintf(line, sizeof(line),
+                "epoch %u/%u  iteration %llu/%llu  %.0f samples/s  train log loss %.4f  "
+                "sent %.1f MB  received %.1f MB",
+                p.epoch, epochs, static_cast<unsigned long long>(p.iteration),
+                static_cast<unsigned long long>(p.iterations),
+                p.seconds > 0 ? static_cast<double>(p.rows) * workers / p.seconds : 0.0,
+                p.rows > 0 ? p.loss_sum / static_cast<double>(p.rows) : 0.0,
+                van->bytes_sent() / 1e6, van->bytes_received() / 1e6);
+  std::cout << line << std::endl;
+}
+
+int RunWorker(const TrainJobConfig& config, const ModelConfig& model_config,
+              NodeReporter* reporter, Clock::time_point start) {
+  const int rank = ps::MyRank();
+  const int workers = ps::NumWorkers();
+  const bool lead = rank == 0;  // worker 0 also evaluates and reports
+  ReadOptions read;
+  read.skip_bad_lines = config.skip_bad_lines;
+  if (!lead) {
+    read.shard = rank;
+    read.num_shards = workers;
+  }
+  ReadStats stats;
+  Dataset train = ReadDataset(config.data_path, read, &stats);
+  const JobPlan plan = JobPlan::Make(stats.rows, config.test_fraction, workers, config.batch);
+  Dataset test;
+  if (lead) {
+    test = SliceRows(train, plan.train_rows, plan.total_rows);
+    train = EveryNthRow(train, 0, workers, plan.train_rows);
+  } else {
+    TruncateRows(&train, plan.TrainRowsOfWorker(rank));
+  }
+  const double load_seconds = SecondsSince(start);
+
+  auto model = CreateModel(model_config);
+  ps::KVWorker<float> kv(0, 0);
+  PsWorkerTrainer trainer(*model, &kv);
+  std::vector<WorkerEpoch> epochs;
+  std::vector<json> epochs_seen;  // worker 0: timings and held-out metrics
+  auto last_line = Clock::now();
+  for (uint32_t e = 1; e <= config.epochs; ++e) {
+    epochs.push_back(trainer.RunEpoch(
+        e, train, plan.iterations_per_epoch, config.batch, [&](const WorkerProgress& p) {
+          if (!lead || SecondsSince(last_line) < config.progress_interval_s) return;
+          last_line = Clock::now();
+          PrintProgress(p, config.epochs, workers);
+        }));
+    if (!lead) continue;
+    // Pulls see exactly the state after this epoch's last iteration: the
+    // other workers' next pushes wait for ours.
+    const auto eval_start = Clock::now();
+    const Evaluation test_metrics = trainer.Evaluate(test);
+    const WorkerEpoch& mine = epochs.back();
+    const double samples_per_second = static_cast<double>(plan.train_rows) / mine.seconds;
+    epochs_seen.push_back({{"epoch", e},
+                           {"seconds", mine.seconds},
+                           {"samples_per_second", samples_per_second},
+                           {"test_log_loss", test_metrics.log_loss},
+                           {"test_auc", test_metrics.auc},
+                           {"eval_seconds", SecondsSince(eval_start)}});
+    char line[200];
+    std::snprintf(line, sizeof(line),
+                  "epoch %u/%u done in %.1f s: %.0f samples/s, held-out log loss %.4f, AUC %.4f",
+                  e, config.epochs, mine.seconds, samples_per_second, test_metrics.log_loss,
+                  test_metrics.auc);
+    std::cout << line << std::endl;
+  }
+
+  json mine = json::array();
+  for (const WorkerEpoch& e : epochs) {
+    mine.push_back({{"epoch", e.epoch}, {"loss_sum", e.loss_sum}, {"rows", e.rows},
+                    {"seconds", e.seconds}});
+  }
+  const uint64_t train_rows = train.rows();
+  reporter->SetDetails([mine, train_rows] {
+    return json{{"epochs", mine}, {"train_rows", train_rows}};
+  });
+  if (!lead) return 0;
+
+  const std::vector<json> nodes = reporter->Gather();
+  const json report = BuildReport(config, model_config, plan, stats, nodes, epochs_seen, trainer,
+                                  load_seconds, SecondsSince(start));
+  if (!config.json_path.empty()) {
+    std::ofstream out(config.json_path);
+    out << report.dump(2) << "\n";
+    if (!out) {
+      std::cerr << "libra train: cannot write the report to " << config.json_path << "\n";
+      return 1;
+    }
+  }
+  if (config.print_summary) {
+    PrintTrainSummary(std::cout, report);
+    if (!config.json_path.empty()) std::cout << "report written to " << config.json_path << "\n";
+  }
+  return 0;
+}
+
+// Exact enough to give back the same float or double when parsed.
+std::string Text(double value) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.17g", value);
+  return buf;
+}
+
+}  // namespace
+
+uint32_t NumFieldsOf(const std::string& path) {
+  switch (DetectFormat(path)) {
+    case DataFormat::kCriteo:
+      return kCriteoFields;
+    case DataFormat::kLibsvm:
+      return 1;
+    case DataFormat::kBinaryCache:
+      break;
+  }
+  return ReadDataset(path).num_fields;
+}
+
+std::vector<std::string> TrainNodeCommand(const std::string& self, const TrainJobConfig& c) {
+  std::vector<std::string> args{self,
+                                "train",
+                                "--data", c.data_path,
+                                "--model", ModelKindName(c.model.kind),
+                                "--embedding-dim", std::to_string(c.model.embedding_dim),
+                                "--num-fields", std::to_string(c.model.num_fields),
+                                "--optimizer", OptimizerKindName(c.optimizer.kind),
+                                "--lr", Text(c.optimizer.learning_rate),
+                                "--l1", Text(c.optimizer.l1),
+                                "--l2", Text(c.optimizer.l2),
+                                "--epochs", std::to_string(c.epochs),
+                                "--batch", std::to_string(c.batch),
+                                "--seed", std::to_string(c.model.seed),
+                                "--test-fraction", Text(c.test_fraction),
+                                "--progress-interval", Text(c.progress_interval_s)};
+  if (c.skip_bad_lines) args.push_back("--skip-bad-lines");
+  if (!c.print_summary) args.push_back("--no-summary");
+  if (!c.json_path.empty()) {
+    args.push_back("--json");
+    args.push_back(c.json_path);
+  }
+  return args;
+}
+
+int RunTrainNode(const TrainJobConfig& config) {
+  const auto start = Clock::now();
+  ModelConfig model = config.model;
+  try {
+    if (model.num_fields == 0) model.num_fields = NumFieldsOf(config.data_path);
+    // Fail on a bad configuration before joining the job.
+    CreateModel(model);
+    CreateOptimizer(config.optimizer);
+  } catch (const std::exception& e) {
+    std::cerr << "libra train: " << e.what() << "\n";
+    return 1;
+  }
+  ps::Start(0);
+  int status = 0;
+  {
+    NodeReporter reporter;
+    std::unique_ptr<SyncOptimizerServer> store;
+    std::unique_ptr<ps::KVServer<float>> server;
+    if (ps::IsServer()) {
+      store = std::make_unique<SyncOptimizerServer>(model, config.optimizer,
+                                                    static_cast<uint32_t>(ps::NumWorkers()));
+      server = std::make_unique<ps::KVServer<float>>(0);
+      store->Serve(server.get());
+      reporter.SetDetails([&store] {
+        const SyncServerStats s = store->stats();
+        return json{{"rounds", s.rounds},
+                    {"pushes", s.pushes},
+                    {"pulls", s.pulls},
+                    {"keys_updated", s.keys_updated},
+                    {"parameters", s.parameters},
+                    {"malformed_pushes", s.malformed_pushes},
+                    {"deferred_pushes", s.deferred_pushes},
+                    {"fingerprint", store->Fingerprint()}};
+      });
+    } else if (ps::IsScheduler()) {
+      reporter.SetDetails([] { return json::object(); });
+    } else {
+      try {
+        status = RunWorker(config, model, &reporter, start);
+      } catch (const std::exception& e) {
+        std::cerr << "libra train: worker " << ps::MyRank() << ": " << e.what() << "\n";
+        return 1;  // without Finalize: the others learn of it and stop
+      }
+    }
+    ps::Finalize(0, true);
+  }
+  return status;
+}
+
+int LaunchLocalTraining(TrainJobConfig config, const std::string& self) {
+  if (config.json_path.empty()) {
+    std::cerr << "libra train: a local job needs a report path\n";
+    return 1;
+  }
+  try {
+    ReadOptions read;
+    read.skip_bad_lines = config.skip_bad_lines;
+    ReadStats stats;
+    const Dataset data = ReadDataset(config.data_path, read, &stats);
+    if (config.model.num_fields == 0) config.model.num_fields = data.num_fields;
+    if (stats.bad_lines > 0) {
+      std::cout << "skipping " << stats.bad_lines << " bad lines (first: " << stats.first_bad_line
+                << ")\n";
+    }
+    const JobPlan plan =
+        JobPlan::Make(stats.rows, config.test_fraction, config.workers, config.batch);
+    if (plan.train_rows == 0 || plan.test_rows == 0) {
+      std::cerr << "libra train: " << config.data_path << ": " << stats.rows
+                << " rows are too few for a training and a held-out part (--test-fraction "
+                << config.test_fraction << ")\n";
+      return 1;
+    }
+    std::cout << "training " << ModelKindName(config.model.kind) << " on " << config.data_path
+              << ": " << plan.train_rows << " training rows, " << plan.test_rows
+              << " held out; " << config.workers << " workers x batch " << config.batch << ", "
+              << config.servers << " servers, " << OptimizerKindName(config.optimizer.kind)
+              << "\n";
+    CreateModel(config.model);
+    CreateOptimizer(config.optimizer);
+  } catch (const std::exception& e) {
+    std::cerr << "libra train: " << e.what() << "\n";
+    return 1;
+  }
+  config.print_summary = false;
+  LocalJob job;
+  job.num_servers = config.servers;
+  job.num_workers = config.workers;
+  job.command = TrainNodeCommand(self, config);
+  return RunProcesses(LocalJobProcesses(job), config.timeout_s);
+}
+
+}  // namespace libra::train

@@ -1,0 +1,47 @@
+#include "train/train_report.h"
+
+#include <cstdio>
+#include <string>
+
+namespace libra::train {
+namespace {
+
+std::string Format(const char* format, double value) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), format, value);
+  return buf;
+}
+
+std::string Megabytes(uint64_t bytes) { return Format("%.1f MB", static_cast<double>(bytes) / 1e6); }
+
+}  // namespace
+
+void PrintTrainSummary(std::ostream& out, const nlohmann::json& report) {
+  const nlohmann::json& config = report.at("config");
+  const nlohmann::json& final = report.at("final");
+  out << "\n"
+      << "  model            " << config.value("model", "?") << " (" << config.value("optimizer", "?")
+      << "), " << config.value("workers", 0) << " workers x batch "
+      << config.value("batch_per_worker", 0) << ", " << config.value("servers", 0)
+      << " servers, " << config.value("epochs", 0) << " epochs\n"
+      << "  samples/s        "
+      << Format("%.0f", report.at("throughput").value("samples_per_second", 0.0)) << "\n"
+      << "  held-out loss    " << Format("%.4f", final.value("test_log_loss", 0.0)) << "\n"
+      << "  held-out AUC     " << Format("%.4f", final.value("test_auc", 0.0)) << "\n"
+      << "  wall time        " << Format("%.1f s", report.value("wall_seconds", 0.0)) << "\n"
+      << "\n  node          bytes in      bytes out\n";
+  for (const nlohmann::json& node : report.at("nodes")) {
+    const std::string role = node.value("role", "?");
+    if (role == "scheduler") continue;
+    char name[32];
+    std::snprintf(name, sizeof(name), "%s %d", role.c_str(), node.value("rank", 0));
+    char line[128];
+    std::snprintf(line, sizeof(line), "  %-10s %12s %14s\n", name,
+                  Megabytes(node.value("bytes_received", uint64_t{0})).c_str(),
+                  Megabytes(node.value("bytes_sent", uint64_t{0})).c_str());
+    out << line;
+  }
+  out << std::flush;
+}
+
+}  // namespace libra::train

@@ -1,0 +1,396 @@
+// Scenarios of the per-packet switch program, packet by packet.
+#include "dataplane/program.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <vector>
+
+#include "dataplane/stateful_ops.h"
+
+namespace libra::dataplane {
+namespace {
+
+using wire::MessageType;
+
+constexpr std::uint32_t kJob = 7;
+constexpr int kWorkers = 3;
+constexpr int kServers = 2;
+constexpr int kSlots = 4;
+constexpr std::uint32_t kCells = 16;
+constexpr int kScale = 16;
+
+std::uint32_t Bits(float x) { return std::bit_cast<std::uint32_t>(x); }
+float Float(std::uint32_t bits) { return std::bit_cast<float>(bits); }
+
+UdpEndpoint WorkerAddress(int w) { return {0x0a000001u + static_cast<std::uint32_t>(w), 5000}; }
+UdpEndpoint ServerAddress(int s) { return {0x0a000101u + static_cast<std::uint32_t>(s), 6000}; }
+
+SwitchJob MakeJob() {
+  SwitchJob job;
+  job.job_id = kJob;
+  job.token = "secret";
+  for (int w = 0; w < kWorkers; ++w) job.workers.push_back(WorkerAddress(w));
+  for (int s = 0; s < kServers; ++s) job.servers.push_back(ServerAddress(s));
+  job.cells_per_array = kCells;
+  job.scale_bits = kScale;
+  job.slots_per_packet = kSlots;
+  return job;
+}
+
+struct Reply {
+  UdpEndpoint to;
+  wire::Message message;
+  const wire::Header& header() const { return message.header; }
+};
+
+// A value for slot j: (cell index, float32).
+struct SlotValue {
+  int slot;
+  std::uint32_t index;
+  float value;
+};
+
+std::vector<std::uint8_t> Packet(MessageType type, int node, std::uint32_t epoch, std::uint32_t seq,
+                                 const std::vector<SlotValue>& values = {},
+                                 std::uint16_t slot_count = 0, std::uint32_t job = kJob,
+                                 std::uint16_t flags = 0) {
+  wire::Header header;
+  header.type = type;
+  header.job_id = job;
+  header.node_id = static_cast<std::uint16_t>(node);
+  header.epoch = epoch;
+  header.seq = seq;
+  header.flags = flags;
+  std::array<wire::Slot, wire::kMaxSlots> slots{};
+  for (const SlotValue& v : values) {
+    slots[v.slot] = wire::Slot{true, false, v.index, Bits(v.value)};
+    slot_count = std::max<std::uint16_t>(slot_count, static_cast<std::uint16_t>(v.slot + 1));
+  }
+  header.slot_count = slot_count;
+  std::vector<std::uint8_t> bytes(wire::EncodedSize(slot_count));
+  EXPECT_EQ(wire::Encode(header, slots, bytes), bytes.size());
+  return bytes;
+}
+
+class ProgramTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(program_.InstallJob(MakeJob()).ok); }
+
+  std::vector<Reply> Send(const std::vector<std::uint8_t>& bytes, const UdpEndpoint& from) {
+    OutputBatch out;
+    program_.Process(bytes, from, out);
+    std::vector<Reply> replies;
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      Reply reply{out[i].destination, {}};
+      EXPECT_EQ(wire::Decode(out[i].payload(), &reply.message), wire::DecodeError::kNone);
+      replies.push_back(reply);
+    }
+    return replies;
+  }
+
+  std::vector<Reply> SendData(int w, std::uint32_t epoch, std::uint32_t seq,
+                              const std::vector<SlotValue>& values, std::uint16_t flags = 0) {
+    return Send(Packet(MessageType::kData, w, epoch, seq, values, 0, kJob, flags),
+                WorkerAddress(w));
+  }
+  std::vector<Reply> SendFin(int w, std::uint32_t epoch, std::uint32_t packets) {
+    return Send(Packet(MessageType::kFin, w, epoch, packets), WorkerAddress(w));
+  }
+  std::vector<Reply> SendCollect(int s, std::uint32_t epoch, const std::vector<SlotValue>& cells) {
+    return Send(Packet(MessageType::kCollect, s, epoch, 1, cells), ServerAddress(s));
+  }
+  // Every worker sends one DATA packet (seq 0) with `values` scaled by (w + 1), then FIN.
+  void RunEpoch(std::uint32_t epoch, const std::vector<SlotValue>& values) {
+    for (int w = 0; w < kWorkers; ++w) {
+      std::vector<SlotValue> mine = values;
+      for (auto& v : mine) v.value *= static_cast<float>(w + 1);
+      ASSERT_EQ(SendData(w, epoch, 0, mine).size(), 1u);
+      SendFin(w, epoch, 1);
+    }
+  }
+  // What the switch must answer: the same fixed-point sum, converted back.
+  float Reference(const std::vector<float>& addends) const {
+    const FixedPointCodec codec(kScale);
+    std::int32_t sum = 0;
+    for (float x : addends) sum = SaturatingAdd(sum, codec.ToFixed(Bits(x)).value).value;
+    return Float(codec.ToFloatBits(sum));
+  }
+  std::uint64_t Drops(DropReason reason) const { return program_.counters()[reason]; }
+
+  Program program_;
+};
+
+TEST_F(ProgramTest, AggregatesAllWorkersAndAnswersCollect) {
+  const float xs[kWorkers] = {0.5f, -1.25f, 3.0e-3f};
+  for (int w = 0; w < kWorkers; ++w) {
+    const auto replies = SendData(w, 0, 0, {{0, 2, xs[w]}, {2, 5, 10.0f * xs[w]}});
+    ASSERT_EQ(replies.size(), 1u);
+    EXPECT_EQ(replies[0].header().type, MessageType::kAck);
+    EXPECT_EQ(replies[0].to, WorkerAddress(w));
+    EXPECT_EQ(replies[0].header().node_id, w);
+    EXPECT_EQ(replies[0].header().flags, 0);
+  }
+  for (int w = 0; w < kWorkers; ++w) SendFin(w, 0, 1);
+
+  const auto result = SendCollect(1, 0, {{0, 2, 0}, {1, 7, 0}, {2, 5, 0}});
+  ASSERT_EQ(result.size(), 1u);
+  const Reply& r = result[0];
+  EXPECT_EQ(r.to, ServerAddress(1));
+  EXPECT_EQ(r.header().type, MessageType::kResult);
+  EXPECT_EQ(r.header().flags, 0);
+  ASSERT_EQ(r.header().slot_count, 3);
+  EXPECT_EQ(r.message.slots[0].index, 2u);
+  EXPECT_EQ(r.message.slots[0].value, Bits(Reference({xs[0], xs[1], xs[2]})));
+  EXPECT_EQ(Float(r.message.slots[1].value), 0.0f);  // no worker touched cell 7
+  EXPECT_EQ(r.message.slots[2].value, Bits(Reference({10 * xs[0], 10 * xs[1], 10 * xs[2]})));
+  EXPECT_NEAR(Float(r.message.slots[0].value), 0.5 - 1.25 + 3.0e-3, 3 * std::ldexp(1.0, -kScale));
+  EXPECT_EQ(program_.counters()[Event::kValuesAggregated], 6u);
+}
+
+TEST_F(ProgramTest, RetransmissionAfterAggregationIsAckedButNotAddedAgain) {
+  SendData(0, 0, 0, {{0, 1, 1.0f}});
+  const auto again = SendData(0, 0, 0, {{0, 1, 1.0f}}, wire::kFlagRetransmission);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].header().type, MessageType::kAck);
+  EXPECT_EQ(again[0].header().flags, wire::kFlagDuplicate);
+  EXPECT_EQ(program_.counters()[Event::kDataDuplicates], 1u);
+  EXPECT_EQ(program_.counters()[Event::kRetransmissions], 1u);
+  for (int w = 1; w < kWorkers; ++w) SendData(w, 0, 0, {});
+  for (int w = 0; w < kWorkers; ++w) SendFin(w, 0, 1);
+  const auto result = SendCollect(0, 0, {{0, 1, 0}});
+  ASSERT_EQ(result.size(), 1u);
+  EXPECT_EQ(Float(result[0].message.slots[0].value), 1.0f);
+}
+
+TEST_F(ProgramTest, LateDuplicateWithinTheWindowIsIgnored) {
+  for (std::uint32_t seq = 0; seq < 5; ++seq) SendData(0, 0, seq, {{0, 3, 2.0f}});
+  SendData(0, 0, 1, {{0, 3, 2.0f}});
+  SendData(0, 0, 4, {{0, 3, 2.0f}});
+  EXPECT_EQ(program_.counters()[Event::kDataDuplicates], 2u);
+  EXPECT_EQ(program_.counters()[Event::kValuesAggregated], 5u);
+}
+
+TEST_F(ProgramTest, FinFromEveryWorkerSendsReadyToEveryServer) {
+  for (int w = 0; w < kWorkers; ++w) SendData(w, 0, 0, {{0, 0, 1.0f}});
+  auto ack = SendFin(0, 0, 1);
+  ASSERT_EQ(ack.size(), 1u);
+  EXPECT_EQ(ack[0].header().type, MessageType::kAck);
+  EXPECT_EQ(ack[0].header().flags, wire::kFlagFin);
+  EXPECT_EQ(ack[0].header().seq, 1u);
+
+  ack = SendFin(0, 0, 1);  // a retransmitted FIN counts once
+  ASSERT_EQ(ack.size(), 1u);
+  EXPECT_EQ(ack[0].header().flags, wire::kFlagFin | wire::kFlagDuplicate);
+  EXPECT_EQ(SendFin(1, 0, 1).size(), 1u);
+
+  const auto last = SendFin(2, 0, 1);
+  ASSERT_EQ(last.size(), 1u + kServers);
+  for (int s = 0; s < kServers; ++s) {
+    const Reply& ready = last[1 + s];
+    EXPECT_EQ(ready.header().type, MessageType::kReady);
+    EXPECT_EQ(ready.to, ServerAddress(s));
+    EXPECT_EQ(ready.header().node_id, s);
+    EXPECT_EQ(ready.header().epoch, 0u);
+  }
+  EXPECT_EQ(program_.counters()[Event::kEpochsReady], 1u);
+  EXPECT_EQ(program_.counters()[Event::kFinDuplicates], 1u);
+}
+
+TEST_F(ProgramTest, FinThatCountsOtherDataThanSeenIsDropped) {
+  SendData(0, 0, 0, {{0, 0, 1.0f}});
+  EXPECT_TRUE(SendFin(0, 0, 2).empty());
+  EXPECT_TRUE(SendFin(1, 0, 1).empty());
+  EXPECT_EQ(Drops(DropReason::kFinCountMismatch), 2u);
+  EXPECT_EQ(SendFin(1, 0, 0).size(), 1u);  // a worker with no hot values this epoch
+}
+
+TEST_F(ProgramTest, CollectBeforeReadyIsAnsweredNotReady) {
+  SendData(0, 0, 0, {{0, 0, 1.0f}});
+  SendFin(0, 0, 1);
+  const auto result = SendCollect(0, 0, {{0, 0, 0}});
+  ASSERT_EQ(result.size(), 1u);
+  EXPECT_EQ(result[0].header().type, MessageType::kResult);
+  EXPECT_EQ(result[0].header().flags, wire::kFlagNotReady);
+  EXPECT_EQ(result[0].header().slot_count, 0);
+  EXPECT_EQ(program_.counters()[Event::kCollectNotReady], 1u);
+}
+
+TEST_F(ProgramTest, ReCollectReadsTheSameBits) {
+  RunEpoch(0, {{0, 4, 0.1f}, {3, 9, -7.5f}});
+  const auto first = SendCollect(0, 0, {{0, 4, 0}, {3, 9, 0}});
+  const auto second = SendCollect(0, 0, {{0, 4, 0}, {3, 9, 0}});
+  ASSERT_EQ(first.size(), 1u);
+  ASSERT_EQ(second.size(), 1u);
+  for (int j : {0, 3}) {
+    EXPECT_EQ(first[0].message.slots[j].value, second[0].message.slots[j].value);
+  }
+  EXPECT_EQ(first[0].message.slots[3].value, Bits(Reference({-7.5f, -15.0f, -22.5f})));
+}
+
+TEST_F(ProgramTest, BankIsReusedTwoEpochsLater) {
+  RunEpoch(0, {{0, 1, 1.0f}, {1, 2, 2.0f}});
+  RunEpoch(1, {{0, 1, 4.0f}});
+  RunEpoch(2, {{0, 1, 8.0f}});  // bank 0 again; cell (1, 2) not touched
+  const auto result = SendCollect(0, 2, {{0, 1, 0}, {1, 2, 0}});
+  ASSERT_EQ(result.size(), 1u);
+  EXPECT_EQ(Float(result[0].message.slots[0].value), 8.0f * (1 + 2 + 3));
+  EXPECT_EQ(Float(result[0].message.slots[1].value), 0.0f);  // epoch 0's sum reads as zero
+  const auto epoch1 = SendCollect(0, 1, {{0, 1, 0}});
+  ASSERT_EQ(epoch1.size(), 1u);
+  EXPECT_EQ(Float(epoch1[0].message.slots[0].value), 4.0f * 6);
+  // Epoch 0 is gone from its bank: a COLLECT for it is stale.
+  EXPECT_TRUE(SendCollect(0, 0, {{0, 1, 0}}).empty());
+  EXPECT_EQ(Drops(DropReason::kStaleEpoch), 1u);
+}
+
+TEST_F(ProgramTest, TwoEpochsInFlightStayApart) {
+  // Worker 0 runs ahead into epoch 1 while workers 1 and 2 are still in epoch 0.
+  SendData(0, 0, 0, {{0, 0, 1.0f}});
+  SendFin(0, 0, 1);
+  SendData(0, 1, 0, {{0, 0, 100.0f}});
+  SendData(1, 0, 0, {{0, 0, 2.0f}});
+  SendFin(0, 1, 1);
+  SendData(1, 1, 0, {{0, 0, 200.0f}});
+  SendFin(1, 0, 1);
+  SendData(2, 0, 0, {{0, 0, 3.0f}});
+  SendFin(2, 0, 1);
+  SendFin(1, 1, 1);
+  SendData(2, 1, 0, {{0, 0, 300.0f}});
+  const auto last = SendFin(2, 1, 1);
+  EXPECT_EQ(last.size(), 1u + kServers);
+  EXPECT_EQ(Float(SendCollect(0, 0, {{0, 0, 0}})[0].message.slots[0].value), 6.0f);
+  EXPECT_EQ(Float(SendCollect(0, 1, {{0, 0, 0}})[0].message.slots[0].value), 600.0f);
+}
+
+TEST_F(ProgramTest, SaturationIsFlaggedInResult) {
+  RunEpoch(0, {{0, 0, 16000.0f}, {1, 0, 1.0f}});  // 16000 * (1 + 2 + 3) > 2^15
+  const auto result = SendCollect(0, 0, {{0, 0, 0}, {1, 0, 0}});
+  ASSERT_EQ(result.size(), 1u);
+  EXPECT_EQ(result[0].header().flags, wire::kFlagSaturated);
+  EXPECT_TRUE(result[0].message.slots[0].saturated);
+  EXPECT_FALSE(result[0].message.slots[1].saturated);
+  EXPECT_EQ(Float(result[0].message.slots[1].value), 6.0f);
+  EXPECT_EQ(program_.counters()[Event::kResultsSaturated], 1u);
+}
+
+TEST_F(ProgramTest, NanAndInfinityAreRejectedAndFlagTheirCell) {
+  SendData(0, 0, 0, {{0, 0, 1.0f}, {1, 0, 1.0f}});
+  SendData(1, 0, 0, {{0, 0, std::nanf("")}, {1, 0, 1.0f}});
+  SendData(2, 0, 0, {{0, 0, 1.0f}, {1, 0, -INFINITY}});
+  for (int w = 0; w < kWorkers; ++w) SendFin(w, 0, 1);
+  const auto result = SendCollect(0, 0, {{0, 0, 0}, {1, 0, 0}});
+  ASSERT_EQ(result.size(), 1u);
+  EXPECT_TRUE(result[0].message.slots[0].saturated);
+  EXPECT_TRUE(result[0].message.slots[1].saturated);
+  EXPECT_EQ(Float(result[0].message.slots[0].value), 2.0f);  // the NaN added nothing
+  EXPECT_EQ(program_.counters()[Event::kValuesRejected], 2u);
+  EXPECT_EQ(program_.counters()[Event::kValuesAggregated], 4u);
+}
+
+TEST_F(ProgramTest, WrongJobUnknownWorkerAndForgedIdAreDropped) {
+  EXPECT_TRUE(
+      Send(Packet(MessageType::kData, 0, 0, 0, {{0, 0, 1.0f}}, 0, kJob + 1), WorkerAddress(0))
+          .empty());
+  EXPECT_EQ(Drops(DropReason::kWrongJob), 1u);
+  EXPECT_TRUE(
+      Send(Packet(MessageType::kData, 0, 0, 0, {{0, 0, 1.0f}}), {0x0b000001, 5000}).empty());
+  EXPECT_EQ(Drops(DropReason::kUnknownPeer), 1u);
+  EXPECT_TRUE(Send(Packet(MessageType::kData, 0, 0, 0, {{0, 0, 1.0f}}), WorkerAddress(1)).empty());
+  EXPECT_EQ(Drops(DropReason::kNodeIdMismatch), 1u);
+  EXPECT_TRUE(Send(Packet(MessageType::kCollect, 0, 0, 0, {{0, 0, 0}}), WorkerAddress(0)).empty());
+  EXPECT_TRUE(Send(Packet(MessageType::kAck, 0, 0, 0), WorkerAddress(0)).empty());
+  EXPECT_TRUE(Send(Packet(MessageType::kData, 0, 0, 0, {{0, 0, 1.0f}}), ServerAddress(0)).empty());
+  EXPECT_EQ(Drops(DropReason::kUnexpectedType), 3u);
+  EXPECT_EQ(program_.counters()[Event::kValuesAggregated], 0u);
+}
+
+TEST_F(ProgramTest, OutOfRangeIndexDropsTheWholePacket) {
+  EXPECT_TRUE(SendData(0, 0, 0, {{0, 1, 1.0f}, {1, kCells, 1.0f}}).empty());
+  EXPECT_EQ(Drops(DropReason::kCellIndexOutOfRange), 1u);
+  EXPECT_EQ(program_.counters()[Event::kValuesAggregated], 0u);
+  // Nothing was recorded either: the same packet, fixed, is new.
+  EXPECT_EQ(SendData(0, 0, 0, {{0, 1, 1.0f}})[0].header().flags, 0);
+}
+
+TEST_F(ProgramTest, MalformedPacketsAreDroppedByReason) {
+  const auto good = Packet(MessageType::kData, 0, 0, 0, {{0, 0, 1.0f}});
+  const std::vector<std::uint8_t> truncated(good.begin(), good.end() - 1);
+  auto oversized = good;
+  oversized.push_back(0);
+  auto old_version = good;
+  old_version[0] = 0;
+  auto bad_type = good;
+  bad_type[1] = 200;
+  for (const auto& bytes : {truncated, oversized, old_version, bad_type}) {
+    EXPECT_TRUE(Send(bytes, WorkerAddress(0)).empty());
+  }
+  EXPECT_TRUE(Send({}, WorkerAddress(0)).empty());
+  EXPECT_EQ(Drops(DropReason::kTruncated), 2u);
+  EXPECT_EQ(Drops(DropReason::kOversized), 1u);
+  EXPECT_EQ(Drops(DropReason::kBadVersion), 1u);
+  EXPECT_EQ(Drops(DropReason::kUnknownType), 1u);
+
+  // More slots than the job's P, and a FIN carrying slots.
+  EXPECT_TRUE(Send(Packet(MessageType::kData, 0, 0, 0, {}, kSlots + 1), WorkerAddress(0)).empty());
+  EXPECT_TRUE(Send(Packet(MessageType::kFin, 0, 0, 0, {}, 1), WorkerAddress(0)).empty());
+  EXPECT_EQ(Drops(DropReason::kTooManySlots), 2u);
+  EXPECT_TRUE(SendData(0, kMaxEpoch + 1, 0, {}).empty());
+  EXPECT_EQ(Drops(DropReason::kEpochOutOfRange), 1u);
+  EXPECT_EQ(program_.counters().TotalDrops(), 8u);
+}
+
+TEST_F(ProgramTest, UpdateIsReplicatedToEveryWorker) {
+  const auto replicas = Send(Packet(MessageType::kUpdate, 1, 3, 12, {{0, 4, 0.25f}, {2, 8, -1.0f}}),
+                             ServerAddress(1));
+  ASSERT_EQ(replicas.size(), static_cast<std::size_t>(kWorkers));
+  for (int w = 0; w < kWorkers; ++w) {
+    const Reply& r = replicas[w];
+    EXPECT_EQ(r.to, WorkerAddress(w));
+    EXPECT_EQ(r.header().type, MessageType::kReplica);
+    EXPECT_EQ(r.header().node_id, 1);
+    EXPECT_EQ(r.header().epoch, 3u);
+    EXPECT_EQ(r.header().seq, 12u);
+    ASSERT_EQ(r.header().slot_count, 3);
+    EXPECT_EQ(r.message.slots[0].index, 4u);
+    EXPECT_EQ(Float(r.message.slots[0].value), 0.25f);
+    EXPECT_FALSE(r.message.slots[1].valid);
+    EXPECT_EQ(Float(r.message.slots[2].value), -1.0f);
+  }
+}
+
+TEST_F(ProgramTest, ProbeIsAnsweredEvenWithoutAJob) {
+  program_.RemoveJob();
+  EXPECT_TRUE(SendData(0, 0, 0, {{0, 0, 1.0f}}).empty());
+  EXPECT_EQ(Drops(DropReason::kNoJob), 1u);
+  const auto reply = Send(Packet(MessageType::kProbe, 0, 0, 42, {}, 0, 0), {0x7f000001, 9});
+  ASSERT_EQ(reply.size(), 1u);
+  EXPECT_EQ(reply[0].header().type, MessageType::kProbeReply);
+  EXPECT_EQ(reply[0].header().seq, 42u);
+  EXPECT_EQ(reply[0].to, (UdpEndpoint{0x7f000001, 9}));
+}
+
+TEST_F(ProgramTest, RefusedInstallKeepsTheRunningJob) {
+  SwitchJob twice = MakeJob();
+  twice.servers.push_back(WorkerAddress(0));
+  const InstallResult refused = program_.InstallJob(twice);
+  EXPECT_FALSE(refused.ok);
+  EXPECT_THAT(refused.error, ::testing::HasSubstr("appears twice"));
+  SwitchJob huge = MakeJob();
+  huge.cells_per_array = 1u << 24;
+  EXPECT_FALSE(program_.InstallJob(huge).ok);
+  ASSERT_NE(program_.job(), nullptr);
+  EXPECT_EQ(SendData(0, 0, 0, {{0, 0, 1.0f}}).size(), 1u);
+}
+
+TEST_F(ProgramTest, ReinstallClearsRegisters) {
+  RunEpoch(0, {{0, 0, 1.0f}});
+  ASSERT_TRUE(program_.InstallJob(MakeJob()).ok);
+  RunEpoch(0, {{0, 0, 2.0f}});
+  EXPECT_EQ(Float(SendCollect(0, 0, {{0, 0, 0}})[0].message.slots[0].value), 12.0f);
+}
+
+}  // namespace
+}  // namespace libra::dataplane

@@ -1,0 +1,93 @@
+#include "dataplane/register_array.h"
+
+#include <gtest/gtest.h>
+
+#include "dataplane/stateful_ops.h"
+
+namespace libra::dataplane {
+namespace {
+
+AccumulateValue::Output Accumulate(RegisterPair& cell, std::uint32_t epoch, std::int32_t addend,
+                                   bool mark_saturated) {
+  return AccumulateValue{EpochTag(epoch), addend, mark_saturated}(cell);
+}
+ReadInEpoch::Output Read(RegisterPair& cell, std::uint32_t epoch) {
+  return ReadInEpoch{EpochTag(epoch)}(cell);
+}
+
+TEST(RegisterArrayTest, AllowsOneAccessPerPacketPass) {
+  RegisterArray<std::uint32_t> array("a", 8);
+  array.Write(1, 3, 5);
+  EXPECT_THROW(array.Read(1, 4), RegisterAccessError);
+  EXPECT_EQ(array.Read(2, 3), 5u);
+  EXPECT_THROW(array.Add(2, 3, 1), RegisterAccessError);
+  EXPECT_EQ(array.Add(3, 3, 2), 7u);
+}
+
+TEST(RegisterArrayTest, PairProgramsCountAsAnAccess) {
+  RegisterArray<RegisterPair> array("pairs", 4);
+  array.Execute(1, 0, CountInEpoch{EpochTag(0)});
+  EXPECT_THROW(array.Execute(1, 1, CountInEpoch{EpochTag(0)}), RegisterAccessError);
+}
+
+TEST(RegisterArrayTest, RejectsIndexOutOfRange) {
+  RegisterArray<std::uint32_t> array("a", 2);
+  EXPECT_THROW(array.Read(1, 2), RegisterAccessError);
+}
+
+TEST(RegisterArrayTest, SaturatingAddClampsAndReports) {
+  RegisterArray<std::uint32_t> array("a", 1);
+  array.Write(1, 0, static_cast<std::uint32_t>(INT32_MAX - 1));
+  const SaturatingSum sum = array.SaturatingAdd(2, 0, 5);
+  EXPECT_TRUE(sum.saturated);
+  EXPECT_EQ(sum.value, INT32_MAX);
+  const SaturatingSum down = array.SaturatingAdd(3, 0, -3);
+  EXPECT_FALSE(down.saturated);
+  EXPECT_EQ(down.value, INT32_MAX - 3);
+  array.Write(4, 0, static_cast<std::uint32_t>(INT32_MIN + 1));
+  EXPECT_EQ(array.SaturatingAdd(5, 0, -2).value, INT32_MIN);
+}
+
+TEST(StatefulOpsTest, EpochCellAddsInSameEpochReplacesWhenNewerKeepsWhenOlder) {
+  RegisterPair cell;
+  EXPECT_EQ(Accumulate(cell, 4, 10, false).action, CellAction::kReplace);
+  EXPECT_EQ(Accumulate(cell, 4, 5, false).action, CellAction::kAdd);
+  EXPECT_EQ(static_cast<std::int32_t>(cell.lo), 15);
+  EXPECT_EQ(Accumulate(cell, 2, 7, false).action, CellAction::kKeep);
+  EXPECT_EQ(static_cast<std::int32_t>(cell.lo), 15);
+  EXPECT_EQ(Accumulate(cell, 6, -1, false).action, CellAction::kReplace);
+  EXPECT_EQ(static_cast<std::int32_t>(cell.lo), -1);
+}
+
+TEST(StatefulOpsTest, SaturationFlagIsStickyWithinTheEpochOnly) {
+  RegisterPair cell;
+  Accumulate(cell, 0, INT32_MAX, false);
+  EXPECT_TRUE(Accumulate(cell, 0, 1, false).saturated);
+  // Coming back into range does not clear the flag: the sum is already wrong.
+  EXPECT_TRUE(Accumulate(cell, 0, -100, false).saturated);
+  EXPECT_TRUE(Read(cell, 0).saturated);
+  EXPECT_FALSE(Accumulate(cell, 2, 1, false).saturated);
+  EXPECT_TRUE(Accumulate(cell, 2, 0, true).saturated);
+}
+
+TEST(StatefulOpsTest, ReadInEpochSeesOlderCellsAsZero) {
+  RegisterPair cell;
+  Accumulate(cell, 3, 42, false);
+  EXPECT_EQ(Read(cell, 3).lo, 42u);
+  EXPECT_EQ(Read(cell, 5).lo, 0u);
+  EXPECT_FALSE(Read(cell, 5).newer_epoch_stored);
+  EXPECT_TRUE(Read(cell, 1).newer_epoch_stored);
+}
+
+TEST(StatefulOpsTest, RecordSeqFindsDuplicatesInTheWindow) {
+  RegisterPair cell;
+  EXPECT_EQ((RecordSeq{EpochTag(0), 0}(cell)), SeqVerdict::kNew);
+  EXPECT_EQ((RecordSeq{EpochTag(0), 0}(cell)), SeqVerdict::kDuplicate);
+  EXPECT_EQ((RecordSeq{EpochTag(0), 64}(cell)), SeqVerdict::kNew);
+  EXPECT_EQ((RecordSeq{EpochTag(0), 0}(cell)), SeqVerdict::kDuplicate);  // late copy
+  EXPECT_EQ((RecordSeq{EpochTag(1), 0}(cell)), SeqVerdict::kNew);
+  EXPECT_EQ((RecordSeq{EpochTag(0), 128}(cell)), SeqVerdict::kDuplicate);  // older epoch
+}
+
+}  // namespace
+}  // namespace libra::dataplane

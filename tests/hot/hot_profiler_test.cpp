@@ -1,0 +1,126 @@
+#include "libra/hot_profiler.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "zipf_data.h"
+
+namespace libra::hot {
+namespace {
+
+ProfileOptions SmallSwitch() {
+  ProfileOptions options;
+  options.layout = SwitchLayout{32, 16, 2};  // 512 cells
+  options.batch_size = 100;
+  options.workers = 4;
+  return options;
+}
+
+TEST(HotProfiler, SampleFindsNearlyTheBestSetAndPacksWithoutConflicts) {
+  const testing::GeneratedRows data = testing::MakeZipfRows(240000, 10, 20000, 1.1, 11);
+  ProfileOptions options = SmallSwitch();
+  options.sample_fraction = 0.05;
+  const ProfileResult result = ProfileHotParameters(data.view(), options);
+  const ProfileReport& report = result.report;
+
+  EXPECT_EQ(report.rows, 240000u);
+  EXPECT_EQ(report.epochs, 600u);
+  EXPECT_EQ(report.sampled_epochs, 30u);  // 5% of 600
+  EXPECT_EQ(report.sampled_rows, 30u * 400);
+  EXPECT_TRUE(report.counter_exact);
+  EXPECT_EQ(report.hot_values, 512u);
+  EXPECT_EQ(result.hot_set.size(), report.hot_keys);
+
+  ASSERT_TRUE(report.evaluated);
+  EXPECT_GT(report.optimal_coverage, 0.3);
+  EXPECT_LE(report.sampled_coverage, report.optimal_coverage + 1e-12);
+  EXPECT_GE(report.coverage_ratio, 0.98);
+  EXPECT_GT(report.recall, 0.8);
+
+  EXPECT_EQ(report.heat_layout_aware.total.conflicts, 0u);
+  EXPECT_GT(report.hash_naive.total.conflicts, 0u);
+  EXPECT_DOUBLE_EQ(report.conflict_reduction, 1.0);
+  EXPECT_EQ(report.heat_layout_aware.total.values, report.hash_naive.total.values);
+  EXPECT_GT(report.heat_layout_aware.total.utilisation(), 0.5);
+
+  const nlohmann::json json = ToJson(report);
+  EXPECT_DOUBLE_EQ(json["coverage"]["ratio"].get<double>(), report.coverage_ratio);
+  EXPECT_EQ(json["replay"]["heat_layout_aware"]["conflicts"].get<uint64_t>(), 0u);
+}
+
+// The first tenth of the rows uses keys never seen again: a profiler that
+// read only the head would choose them and cover almost nothing.
+TEST(HotProfiler, SamplesAcrossTheWholeDataNotItsHead) {
+  testing::GeneratedRows data = testing::MakeZipfRows(40000, 8, 5000, 1.1, 5);
+  const uint64_t head_end = data.row_begin[4000];
+  for (uint64_t i = 0; i < head_end; ++i) data.keys[i] += uint64_t{1} << 62;
+  ProfileOptions options = SmallSwitch();
+  options.sample_fraction = 0.1;
+  const ProfileReport report = ProfileHotParameters(data.view(), options).report;
+  EXPECT_GE(report.coverage_ratio, 0.95);
+}
+
+TEST(HotProfiler, CapacityMinimumFrequencyAndValueLengthShapeTheSet) {
+  const testing::GeneratedRows data = testing::MakeZipfRows(8000, 6, 3000, 1.0, 9);
+  ProfileOptions options = SmallSwitch();
+  options.sample_fraction = 0.5;
+  options.layout = SwitchLayout{32, 64, 2};
+  options.value_len = 4;
+  options.capacity_cells = 1000;
+  const ProfileResult wide = ProfileHotParameters(data.view(), options);
+  EXPECT_EQ(wide.report.hot_keys, 250u);
+  EXPECT_EQ(wide.report.hot_values, 1000u);
+  EXPECT_EQ(wide.report.heat_layout_aware.total.conflicts, 0u);
+
+  options.min_frequency = 5;
+  const ProfileResult frequent = ProfileHotParameters(data.view(), options);
+  for (const HotKey& key : frequent.hot_set.keys()) EXPECT_GE(key.frequency, 5u);
+  EXPECT_LE(frequent.report.hot_keys, wide.report.hot_keys);
+}
+
+// A key with one value per register array fills a whole row of slots, so
+// heat placement packs such pushes perfectly whatever keys they carry.
+TEST(HotProfiler, KeysAsWideAsThePacketFillEverySlot) {
+  const testing::GeneratedRows data = testing::MakeZipfRows(8000, 6, 3000, 1.0, 9);
+  ProfileOptions options = SmallSwitch();
+  options.value_len = 32;
+  const ProfileReport report = ProfileHotParameters(data.view(), options).report;
+  EXPECT_EQ(report.hot_keys, 16u);
+  EXPECT_DOUBLE_EQ(report.heat_layout_aware.total.utilisation(), 1.0);
+  EXPECT_LT(report.hash_naive.total.conflicts, report.hash_naive.total.values);
+  EXPECT_GT(report.hash_naive.total.conflicts, 0u);
+}
+
+TEST(HotProfiler, CountsInASketchWhenTheBudgetIsSmall) {
+  const testing::GeneratedRows data = testing::MakeZipfRows(20000, 8, 50000, 1.1, 4);
+  ProfileOptions options = SmallSwitch();
+  options.sample_fraction = 0.5;
+  options.capacity_cells = 200;
+  options.counter_memory_budget = 256 * 1024;  // about 3000 counters
+  const ProfileReport report = ProfileHotParameters(data.view(), options).report;
+  EXPECT_FALSE(report.counter_exact);
+  EXPECT_GE(report.coverage_ratio, 0.95);
+}
+
+TEST(HotProfiler, RejectsBadOptionsAndHandlesEmptyData) {
+  const testing::GeneratedRows data = testing::MakeZipfRows(100, 4, 50, 1.0, 1);
+  ProfileOptions options = SmallSwitch();
+  options.sample_fraction = 0;
+  EXPECT_THROW(ProfileHotParameters(data.view(), options), std::invalid_argument);
+  options = SmallSwitch();
+  options.capacity_cells = options.layout.capacity() + 1;
+  EXPECT_THROW(ProfileHotParameters(data.view(), options), std::invalid_argument);
+  options = SmallSwitch();
+  options.batch_size = 0;
+  EXPECT_THROW(ProfileHotParameters(data.view(), options), std::invalid_argument);
+
+  const testing::GeneratedRows empty;
+  const ProfileReport report = ProfileHotParameters(empty.view(), SmallSwitch()).report;
+  EXPECT_EQ(report.rows, 0u);
+  EXPECT_EQ(report.hot_keys, 0u);
+  EXPECT_EQ(report.heat_layout_aware.total.packets, 0u);
+}
+
+}  // namespace
+}  // namespace libra::hot

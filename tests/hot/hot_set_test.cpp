@@ -1,0 +1,80 @@
+#include "libra/hot_set.h"
+
+#include <gtest/gtest.h>
+
+namespace libra::hot {
+namespace {
+
+TEST(ChooseHotKeys, TakesTheHeaviestKeysThatFitCountingEveryValue) {
+  const std::vector<HotKey> candidates = {
+      {1, 4, 100}, {2, 1, 90}, {3, 8, 80}, {4, 2, 70}, {5, 1, 60}, {6, 1, 1},
+  };
+  // 4 + 1 = 5 cells used; key 3 needs 8 of the 5 left so it is skipped,
+  // then 4 (2 cells) and 5 (1 cell) fill 8 of 8, and key 6 finds no room.
+  const std::vector<HotKey> chosen = ChooseHotKeys(candidates, 8);
+  ASSERT_EQ(chosen.size(), 4u);
+  EXPECT_EQ(chosen[0].key, 1u);
+  EXPECT_EQ(chosen[1].key, 2u);
+  EXPECT_EQ(chosen[2].key, 4u);
+  EXPECT_EQ(chosen[3].key, 5u);
+  uint64_t cells = 0;
+  for (const HotKey& key : chosen) cells += key.value_len;
+  EXPECT_LE(cells, 8u);
+}
+
+TEST(ChooseHotKeys, HonoursTheMinimumFrequencyAndOrdersTiesByKey) {
+  const std::vector<HotKey> candidates = {{9, 1, 5}, {3, 1, 5}, {4, 1, 2}, {5, 1, 7}};
+  const std::vector<HotKey> chosen = ChooseHotKeys(candidates, 100, 5);
+  ASSERT_EQ(chosen.size(), 3u);
+  EXPECT_EQ(chosen[0].key, 5u);
+  EXPECT_EQ(chosen[1].key, 3u);
+  EXPECT_EQ(chosen[2].key, 9u);
+  EXPECT_TRUE(ChooseHotKeys(candidates, 0).empty());
+}
+
+TEST(HotSet, LooksUpKeysAndCellsBothWays) {
+  const SwitchLayout layout{4, 8, 2};
+  const HotSet set(layout, PlacementKind::kHeat, {{10, 2, 50}, {20, 1, 40}},
+                   {{0, 0}, {1, 0}, {2, 3}});
+  EXPECT_EQ(set.size(), 2u);
+  EXPECT_EQ(set.num_values(), 3u);
+  EXPECT_EQ(set.Find(10), 0u);
+  EXPECT_EQ(set.Find(20), 1u);
+  EXPECT_EQ(set.Find(30), HotSet::kCold);
+  EXPECT_FALSE(set.IsHot(30));
+  ASSERT_EQ(set.CellsOf(0).size(), 2u);
+  EXPECT_EQ(set.CellsOf(0)[1], (CellAddress{1, 0}));
+  EXPECT_EQ(set.CellsOf(1)[0], (CellAddress{2, 3}));
+  const auto owner = set.OwnerOf({1, 0});
+  ASSERT_TRUE(owner.has_value());
+  EXPECT_EQ(owner->key_index, 0u);
+  EXPECT_EQ(owner->offset, 1u);
+  EXPECT_FALSE(set.OwnerOf({3, 3}).has_value());     // free
+  EXPECT_FALSE(set.OwnerOf({9, 0}).has_value());     // no such array
+  EXPECT_EQ(PhysicalIndex(layout, {2, 3}, 1), 11u);  // bank 1 follows bank 0
+}
+
+TEST(HotSet, RejectsInconsistentPlacements) {
+  const SwitchLayout layout{4, 8, 2};
+  EXPECT_THROW(
+      HotSet(layout, PlacementKind::kHeat, {{1, 2, 5}, {2, 1, 4}}, {{0, 0}, {1, 0}, {0, 0}}),
+      std::invalid_argument);  // a cell used twice
+  EXPECT_THROW(HotSet(layout, PlacementKind::kHeat, {{1, 1, 5}}, {{4, 0}}),
+               std::invalid_argument);  // no such array
+  EXPECT_THROW(HotSet(layout, PlacementKind::kHeat, {{1, 1, 5}}, {{0, 8}}),
+               std::invalid_argument);  // past the array's end
+  EXPECT_THROW(HotSet(layout, PlacementKind::kHeat, {{1, 2, 5}}, {{0, 0}}),
+               std::invalid_argument);  // too few cells
+  EXPECT_THROW(HotSet(layout, PlacementKind::kHeat, {{1, 1, 5}, {1, 1, 5}}, {{0, 0}, {0, 1}}),
+               std::invalid_argument);  // a key twice
+  EXPECT_THROW(HotSet(SwitchLayout{0, 8, 2}, PlacementKind::kHeat, {}, {}), std::invalid_argument);
+}
+
+TEST(PlacementKind, ParsesItsNames) {
+  EXPECT_EQ(ParsePlacementKind("heat"), PlacementKind::kHeat);
+  EXPECT_EQ(ParsePlacementKind(PlacementName(PlacementKind::kHash)), PlacementKind::kHash);
+  EXPECT_THROW(ParsePlacementKind("round-robin"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace libra::hot

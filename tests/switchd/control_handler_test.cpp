@@ -1,0 +1,94 @@
+#include "switchd/control_handler.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace libra::switchd {
+namespace {
+
+using nlohmann::json;
+
+json JobJson(const std::string& token) {
+  SwitchJob job;
+  job.job_id = 3;
+  job.token = token;
+  job.workers = {{0x7f000001, 1000}, {0x7f000001, 1001}};
+  job.servers = {{0x7f000001, 2000}};
+  job.cells_per_array = 128;
+  job.scale_bits = 20;
+  job.slots_per_packet = 32;
+  return ToJson(job);
+}
+
+class ControlHandlerTest : public ::testing::Test {
+ protected:
+  json Handle(const json& request) { return HandleControlRequest(request, program_, io_); }
+  dataplane::Program program_;
+  IoCounters io_;
+};
+
+TEST_F(ControlHandlerTest, InstallsAJobAndReportsRegisterMemory) {
+  const json reply = Handle({{"op", "install_job"}, {"job", JobJson("t1")}});
+  ASSERT_TRUE(reply["ok"].get<bool>()) << reply.dump();
+  EXPECT_EQ(reply["fit"]["arrays"].size(), 36u);
+  EXPECT_GT(reply["fit"]["register_share"].get<double>(), 0.0);
+  ASSERT_NE(program_.job(), nullptr);
+  EXPECT_EQ(program_.job()->scale_bits, 20);
+  EXPECT_EQ(Handle({{"op", "probe"}})["job_id"], 3);
+}
+
+TEST_F(ControlHandlerTest, MutationsNeedTheJobToken) {
+  ASSERT_TRUE(Handle({{"op", "install_job"}, {"job", JobJson("t1")}})["ok"].get<bool>());
+  const json hijack = Handle({{"op", "install_job"}, {"job", JobJson("t2")}});
+  EXPECT_FALSE(hijack["ok"].get<bool>());
+  EXPECT_THAT(hijack["error"].get<std::string>(), ::testing::HasSubstr("token"));
+  EXPECT_FALSE(Handle({{"op", "remove_job"}, {"job_id", 3}, {"token", "t2"}})["ok"].get<bool>());
+  EXPECT_FALSE(Handle({{"op", "remove_job"}, {"job_id", 3}})["ok"].get<bool>());
+  EXPECT_NE(program_.job(), nullptr);
+  EXPECT_TRUE(Handle({{"op", "install_job"}, {"job", JobJson("t1")}})["ok"].get<bool>());
+  EXPECT_TRUE(Handle({{"op", "remove_job"}, {"job_id", 3}, {"token", "t1"}})["ok"].get<bool>());
+  EXPECT_EQ(program_.job(), nullptr);
+}
+
+TEST_F(ControlHandlerTest, BadRequestsNameWhatIsWrong) {
+  EXPECT_THAT(Handle(json::array())["error"].get<std::string>(), ::testing::HasSubstr("'op'"));
+  EXPECT_THAT(Handle({{"op", "reboot"}})["error"].get<std::string>(),
+              ::testing::HasSubstr("unknown op"));
+  json job = JobJson("t");
+  job["workers"][1] = "127.0.0.1";
+  EXPECT_THAT(Handle({{"op", "install_job"}, {"job", job}})["error"].get<std::string>(),
+              ::testing::HasSubstr("workers"));
+  job = JobJson("t");
+  job.erase("scale_bits");
+  EXPECT_THAT(Handle({{"op", "install_job"}, {"job", job}})["error"].get<std::string>(),
+              ::testing::HasSubstr("scale_bits"));
+  job = JobJson("t");
+  job["cells_per_array"] = 1 << 22;
+  const json too_big = Handle({{"op", "install_job"}, {"job", job}});
+  EXPECT_FALSE(too_big["ok"].get<bool>());
+  EXPECT_THAT(too_big["error"].get<std::string>(), ::testing::HasSubstr("register bits"));
+}
+
+TEST_F(ControlHandlerTest, CountersListEveryDropReason) {
+  const json counters = Handle({{"op", "counters"}});
+  EXPECT_TRUE(counters["job_id"].is_null());
+  EXPECT_TRUE(counters["drops"].contains("truncated"));
+  EXPECT_TRUE(counters["drops"].contains("stale_epoch"));
+  EXPECT_TRUE(counters["events"].contains("values_aggregated"));
+  EXPECT_EQ(counters["io"]["datagrams_received"], 0);
+}
+
+TEST(UdpEndpointTest, ParsesAndPrints) {
+  const auto endpoint = UdpEndpoint::Parse("10.1.2.3:4567");
+  ASSERT_TRUE(endpoint.has_value());
+  EXPECT_EQ(endpoint->ipv4, 0x0a010203u);
+  EXPECT_EQ(endpoint->port, 4567);
+  EXPECT_EQ(endpoint->ToString(), "10.1.2.3:4567");
+  for (const char* bad : {"", "1.2.3.4", "1.2.3:5", "1.2.3.4.5:6", "1.2.3.256:1", "1.2.3.4:70000",
+                          "a.b.c.d:1", "1.2.3.4:"}) {
+    EXPECT_FALSE(UdpEndpoint::Parse(bad).has_value()) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace libra::switchd

@@ -1,0 +1,155 @@
+// `libra bench kv --keys N --json FILE`: push, pull and push-pull throughput
+// of the parameter server runtime, 1 server and 1 worker on loopback.
+//
+// Run by a user, the command launches a local job whose nodes are this same
+// binary with the same flags (they see DMLC_ROLE and act as nodes). The
+// worker times each operation `--repeat` times and reports the median.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "launch/launcher.h"
+#include "ps/ps.h"
+
+namespace libra::tool {
+
+namespace {
+
+struct BenchKvFlags {
+  uint64_t keys = 10'000'000;
+  int repeat = 5;
+  std::string json_path;
+};
+
+// Keeps one float per key 0..n-1; push adds, pull copies out (the response
+// must not alias the store, which later pushes change).
+class DenseStore {
+ public:
+  void operator()(const ps::KVMeta& meta, const ps::KVPairs<float>& data,
+                  ps::KVServer<float>* server) {
+    size_t n = data.keys.size();
+    if (store_.size() < n) store_.resize(n, 0.0f);
+    ps::KVPairs<float> res;
+    if (meta.push) {
+      CHECK_EQ(data.vals.size(), n);
+      for (size_t i = 0; i < n; ++i) store_[data.keys[i]] += data.vals[i];
+    }
+    if (meta.pull) {
+      res.keys = data.keys;
+      res.vals.resize(n);
+      for (size_t i = 0; i < n; ++i) res.vals[i] = store_[data.keys[i]];
+    }
+    server->Response(meta, res);
+  }
+
+ private:
+  std::vector<float> store_;
+};
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+template <typename F>
+double TimeMs(F f) {
+  auto start = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+int RunWorker(const BenchKvFlags& flags) {
+  ps::KVWorker<float> kv(0, 0);
+  ps::SArray<ps::Key> keys(flags.keys);
+  ps::SArray<float> vals(flags.keys);
+  for (uint64_t i = 0; i < flags.keys; ++i) {
+    keys[i] = i;
+    vals[i] = 1.0f;
+  }
+  std::vector<double> push_ms, pull_ms, pushpull_ms;
+  for (int r = 0; r < flags.repeat; ++r) {
+    push_ms.push_back(TimeMs([&] { kv.Wait(kv.ZPush(keys, vals)); }));
+    ps::SArray<float> out;
+    pull_ms.push_back(TimeMs([&] { kv.Wait(kv.ZPull(keys, &out)); }));
+    CHECK_EQ(out.size(), flags.keys);
+    CHECK_EQ(out[flags.keys - 1], static_cast<float>(r + 1) + r) << "pull returned a wrong sum";
+    ps::SArray<float> both;
+    pushpull_ms.push_back(TimeMs([&] { kv.Wait(kv.ZPushPull(keys, vals, &both)); }));
+  }
+  // Payload per call: keys and values for push, keys out and values back for
+  // pull, both directions for push-pull.
+  double mb = flags.keys * (sizeof(ps::Key) + sizeof(float)) / 1e6;
+  nlohmann::json report;
+  report["benchmark"] = "kv";
+  report["keys"] = flags.keys;
+  report["repeat"] = flags.repeat;
+  report["servers"] = ps::NumServers();
+  report["workers"] = ps::NumWorkers();
+  std::cout << std::left << std::setw(10) << "op" << std::right << std::setw(12) << "median ms"
+            << std::setw(12) << "MB/s" << "\n";
+  for (auto& [name, times, payload] :
+       {std::tuple{"push", push_ms, mb}, std::tuple{"pull", pull_ms, mb},
+        std::tuple{"pushpull", pushpull_ms, mb + flags.keys * sizeof(float) / 1e6}}) {
+    double ms = Median(times);
+    report[name] = {{"median_ms", ms}, {"mb_per_s", payload / (ms / 1000)}, {"runs_ms", times}};
+    std::cout << std::left << std::setw(10) << name << std::right << std::setw(12)
+              << std::fixed << std::setprecision(1) << ms << std::setw(12)
+              << payload / (ms / 1000) << "\n";
+  }
+  if (!flags.json_path.empty()) {
+    std::ofstream(flags.json_path) << report.dump(2) << "\n";
+    std::cout << "wrote " << flags.json_path << "\n";
+  }
+  return 0;
+}
+
+int RunNode(const BenchKvFlags& flags) {
+  ps::Start(0);
+  std::unique_ptr<ps::KVServer<float>> server;
+  if (ps::IsServer()) {
+    server = std::make_unique<ps::KVServer<float>>(0);
+    server->set_request_handle(DenseStore());
+  }
+  if (ps::IsWorker()) RunWorker(flags);
+  ps::Finalize(0, true);
+  return 0;
+}
+
+int RunBenchKv(const BenchKvFlags& flags) {
+  if (std::getenv("DMLC_ROLE") != nullptr) return RunNode(flags);
+  LocalJob job;
+  job.command = {"/proc/self/exe", "bench", "kv", "--keys", std::to_string(flags.keys),
+                 "--repeat", std::to_string(flags.repeat)};
+  if (!flags.json_path.empty()) {
+    job.command.push_back("--json");
+    job.command.push_back(flags.json_path);
+  }
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n > 0) job.command[0] = std::string(self, n);
+  return RunProcesses(LocalJobProcesses(job), 600);
+}
+
+}  // namespace
+
+void AddBenchKvCommand(CLI::App& bench, Runner& run) {
+  auto flags = std::make_shared<BenchKvFlags>();
+  CLI::App* sub = bench.add_subcommand(
+      "kv", "Push/pull throughput of the parameter server (1 server, 1 worker, loopback)");
+  sub->add_option("--keys", flags->keys, "keys per call")->check(CLI::Range(1ull, 1ull << 31));
+  sub->add_option("--repeat", flags->repeat, "runs per operation (median)")
+      ->check(CLI::Range(1, 100));
+  sub->add_option("--json", flags->json_path, "write the report here");
+  sub->callback([&run, flags] { run = [flags] { return RunBenchKv(*flags); }; });
+}
+
+}  // namespace libra::tool

@@ -1,0 +1,173 @@
+// `libra profile`: chooses the hot set from a sample of a data file, places
+// it, writes the hot-set file and reports coverage and packing.
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "libra/hot_profiler.h"
+#include "libra/placement.h"
+#include "train/dataset.h"
+
+namespace libra::tool {
+namespace {
+
+struct ProfileCommandOptions {
+  std::string data;
+  std::string out;
+  std::string json;
+  std::string placement = "heat";
+  size_t counter_memory_mb = hot::UpdateCounter::kDefaultMemoryBudget >> 20;
+  bool skip_bad_lines = false;
+  bool no_evaluate = false;
+  hot::ProfileOptions profile;
+};
+
+void PrintReplay(const char* name, const hot::ReplayMetrics& metrics) {
+  std::printf("  %-22s %14.1f %12.3f %16.1f\n", name, metrics.packets_per_epoch(),
+              metrics.total.utilisation(), metrics.conflicts_per_epoch());
+}
+
+void PrintReport(const ProfileCommandOptions& o, const hot::ProfileReport& r, double load_seconds) {
+  const hot::ProfileOptions& p = o.profile;
+  std::printf("data        %s: %llu rows, %llu epochs of %u workers x %u rows (read in %.2f s)\n",
+              o.data.c_str(), (unsigned long long)r.rows, (unsigned long long)r.epochs, p.workers,
+              p.batch_size, load_seconds);
+  std::printf("sample      %llu epochs, %llu rows, %llu updates, %llu keys, counter %s",
+              (unsigned long long)r.sampled_epochs, (unsigned long long)r.sampled_rows,
+              (unsigned long long)r.sampled_updates, (unsigned long long)r.sampled_distinct_keys,
+              r.counter_exact ? "exact\n" : "sketch");
+  if (!r.counter_exact)
+    std::printf(" (error <= %llu)\n", (unsigned long long)r.counter_error_bound);
+  std::printf("hot set     %llu keys, %llu values in %llu cells (chosen in %.2f s)\n",
+              (unsigned long long)r.hot_keys, (unsigned long long)r.hot_values,
+              (unsigned long long)r.capacity_cells, r.seconds_profiling);
+  if (r.evaluated) {
+    std::printf("coverage    sampled %.4f  optimal %.4f  ratio %.4f  recall %.4f (%.2f s)\n",
+                r.sampled_coverage, r.optimal_coverage, r.coverage_ratio, r.recall,
+                r.seconds_evaluating);
+  }
+  std::printf("replay of %llu sampled epochs:\n", (unsigned long long)r.heat_layout_aware.epochs);
+  std::printf("  %-22s %14s %12s %16s\n", "", "packets/epoch", "utilisation", "conflicts/epoch");
+  PrintReplay("heat + layout-aware", r.heat_layout_aware);
+  PrintReplay("hash + naive", r.hash_naive);
+  std::printf("  conflict reduction %.1f%%\n", 100.0 * r.conflict_reduction);
+}
+
+int RunProfile(ProfileCommandOptions o) {
+  try {
+    o.profile.counter_memory_budget = o.counter_memory_mb << 20;
+    o.profile.evaluate = !o.no_evaluate;
+    const hot::PlacementKind placement = hot::ParsePlacementKind(o.placement);
+
+    const auto load_start = std::chrono::steady_clock::now();
+    train::ReadOptions read_options;
+    read_options.skip_bad_lines = o.skip_bad_lines;
+    train::ReadStats read_stats;
+    const train::Dataset data = train::ReadDataset(o.data, read_options, &read_stats);
+    const double load_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
+    if (read_stats.bad_lines > 0) {
+      std::cerr << "skipped " << read_stats.bad_lines
+                << " bad lines, the first: " << read_stats.first_bad_line << "\n";
+    }
+
+    hot::ProfileResult result =
+        hot::ProfileHotParameters(hot::SparseRows{data.row_begin, data.keys}, o.profile);
+    if (placement != result.hot_set.placement()) {
+      std::vector<hot::HotKey> keys(result.hot_set.keys().begin(), result.hot_set.keys().end());
+      result.hot_set =
+          hot::PlaceHotSet(std::move(keys), o.profile.layout, *hot::MakePlacement(placement));
+    }
+    hot::WriteHotSetFile(result.hot_set, o.out);
+    PrintReport(o, result.report, load_seconds);
+    std::printf("wrote %s (%s placement)\n", o.out.c_str(),
+                std::string(hot::PlacementName(placement)).c_str());
+
+    if (!o.json.empty()) {
+      nlohmann::json json = hot::ToJson(result.report);
+      json["data"]["path"] = o.data;
+      json["data"]["seconds_reading"] = load_seconds;
+      json["options"] = {{"sample", o.profile.sample_fraction},
+                         {"batch", o.profile.batch_size},
+                         {"workers", o.profile.workers},
+                         {"value_len", o.profile.value_len},
+                         {"min_frequency", o.profile.min_frequency},
+                         {"arrays", o.profile.layout.num_arrays},
+                         {"cells_per_array", o.profile.layout.cells_per_array},
+                         {"banks", o.profile.layout.num_banks},
+                         {"placement", o.placement},
+                         {"seed", o.profile.seed}};
+      json["hot_set"]["file"] = o.out;
+      std::ofstream file(o.json);
+      if (!(file << json.dump(2) << "\n")) {
+        std::cerr << "libra profile: cannot write report " << o.json << "\n";
+        return 1;
+      }
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "libra profile: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void AddProfileCommand(CLI::App& parent, Runner& run) {
+  auto opts = std::make_shared<ProfileCommandOptions>();
+  CLI::App* sub = parent.add_subcommand(
+      "profile", "Choose the hot parameters from a sample of a data file and place them");
+  sub->add_option("--data", opts->data, "Data file (libsvm, Criteo TSV or Libra cache)")
+      ->required();
+  sub->add_option("--out", opts->out, "Hot-set file to write")->required();
+  sub->add_option("--json", opts->json, "Also write the report as JSON here");
+  sub->add_option("--sample", opts->profile.sample_fraction,
+                  "Share of the epochs to sample, spread over the whole file")
+      ->capture_default_str()
+      ->check(CLI::Range(1e-6, 1.0));
+  sub->add_option("--capacity", opts->profile.capacity_cells,
+                  "Switch cells for hot values (0: the whole switch)")
+      ->capture_default_str();
+  sub->add_option("--min-frequency", opts->profile.min_frequency,
+                  "Leave out keys with fewer sampled updates")
+      ->capture_default_str();
+  sub->add_option("--value-len", opts->profile.value_len, "Values per key (embedding dimension)")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1u << 20));
+  sub->add_option("--batch", opts->profile.batch_size, "Rows per worker per epoch")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1u << 30));
+  sub->add_option("--workers", opts->profile.workers, "Workers")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1u << 16));
+  sub->add_option("--arrays", opts->profile.layout.num_arrays,
+                  "Register arrays (= value slots per packet)")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1u << 16));
+  sub->add_option("--cells-per-array", opts->profile.layout.cells_per_array,
+                  "Cells per register array per bank")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1u << 24));
+  sub->add_option("--banks", opts->profile.layout.num_banks, "Register banks (epoch parity)")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 16u));
+  sub->add_option("--placement", opts->placement, "Placement written to --out: heat or hash")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"heat", "hash"}));
+  sub->add_option("--counter-memory-mb", opts->counter_memory_mb,
+                  "Memory for exact counting before the sketch takes over")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1}, size_t{1} << 20));
+  sub->add_option("--seed", opts->profile.seed, "Picks the sampled epochs")->capture_default_str();
+  sub->add_flag("--skip-bad-lines", opts->skip_bad_lines,
+                "Skip malformed lines instead of failing");
+  sub->add_flag("--no-evaluate", opts->no_evaluate,
+                "Skip counting the whole data (no coverage or recall)");
+  sub->callback([&run, opts] { run = [opts] { return RunProfile(*opts); }; });
+}
+
+}  // namespace libra::tool
