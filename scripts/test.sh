@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs the whole test suite:
-#   1. release build (-O2), every test (unit + multi-process);
-#   2. debug build with ASan/UBSan, the unit tests.
+#   1. release build (-O2, warnings on): every test (unit + multi-process),
+#      then the runtime's multi-process tests twice more to catch races;
+#   2. the switch fuzz target for a few seconds (clang + libFuzzer);
+#   3. debug build with ASan/UBSan: the unit tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -10,6 +12,10 @@ jobs=$(nproc)
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$jobs"
 ctest --test-dir build --output-on-failure -j"$jobs" --timeout 300
+ctest --test-dir build --output-on-failure -j"$jobs" --timeout 300 -R '^Runtime/PsJob' \
+  --repeat until-fail:2
+
+scripts/fuzz-smoke.sh 10
 
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DLIBRA_SANITIZE=ON >/dev/null
 cmake --build build-asan -j"$jobs"

@@ -15,6 +15,8 @@
 #include <algorithm>
 #include <condition_variable>
 #include <functional>
+#include <map>
+#include <tuple>
 #include <mutex>
 #include <unordered_map>
 #include <utility>
@@ -226,6 +228,13 @@ class KVWorker : public SimpleApp {
     obj_->AddResponse(ts, skipped);
     if (skipped == static_cast<int>(sliced.size())) RunCallback(ts);
 
+    if (pull) {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto& keys_by_server = pull_keys_[ts];
+      for (size_t i = 0; i < sliced.size(); ++i) {
+        if (sliced[i].first) keys_by_server[Postoffice::ServerRankToID(i)] = sliced[i].second.keys;
+      }
+    }
     for (size_t i = 0; i < sliced.size(); ++i) {
       if (!sliced[i].first) continue;
       const KVPairs<Val>& kv = sliced[i].second;
@@ -253,12 +262,18 @@ class KVWorker : public SimpleApp {
     }
     int ts = msg.meta.timestamp;
     if (msg.meta.pull) {
-      CHECK_GE(msg.data.size(), 2u) << "pull response without keys and values";
-      KVPairs<Val> kvs;
-      kvs.keys = SArray<Key>(msg.data[0]);
-      kvs.vals = SArray<Val>(msg.data[1]);
-      if (msg.data.size() > 2) kvs.lens = SArray<int>(msg.data[2]);
       std::lock_guard<std::mutex> lock(mu_);
+      KVPairs<Val> kvs;
+      size_t next = 0;
+      if (msg.meta.keys_omitted) {
+        kvs.keys = pull_keys_[ts][msg.meta.sender];  // the slice this server was asked for
+      } else {
+        CHECK_GE(msg.data.size(), 1u) << "pull response without keys";
+        kvs.keys = SArray<Key>(msg.data[next++]);
+      }
+      CHECK_GT(msg.data.size(), next) << "pull response without values";
+      kvs.vals = SArray<Val>(msg.data[next++]);
+      if (msg.data.size() > next) kvs.lens = SArray<int>(msg.data[next]);
       recv_kvs_[ts].push_back(kvs);
     }
     // The customer counts this response after the handler returns.
@@ -277,6 +292,7 @@ class KVWorker : public SimpleApp {
         std::lock_guard<std::mutex> lock(mu_);
         parts = std::move(recv_kvs_[ts]);
         recv_kvs_.erase(ts);
+        pull_keys_.erase(ts);
       }
       size_t total_keys = 0, total_vals = 0;
       for (const auto& p : parts) {
@@ -326,6 +342,8 @@ class KVWorker : public SimpleApp {
 
   std::mutex mu_;
   std::unordered_map<int, std::vector<KVPairs<Val>>> recv_kvs_;
+  // Keys of each pull request's slices, by timestamp and server node id.
+  std::unordered_map<int, std::unordered_map<int, SArray<Key>>> pull_keys_;
   std::unordered_map<int, Callback> callbacks_;
   Slicer slicer_;
 };
@@ -364,8 +382,19 @@ class KVServer : public SimpleApp {
     msg.meta.head = req.cmd;
     msg.meta.timestamp = req.timestamp;
     msg.meta.recver = req.sender;
+    if (req.pull) {
+      // The usual handle answers with the request's own keys array; the
+      // worker has those keys, so they need not travel back.
+      std::lock_guard<std::mutex> lock(pull_keys_mu_);
+      auto it = pull_keys_.find({req.sender, req.customer_id, req.timestamp});
+      if (it != pull_keys_.end()) {
+        msg.meta.keys_omitted = res.keys.data() == it->second.data() &&
+                                res.keys.size() == it->second.size() && !res.keys.empty();
+        pull_keys_.erase(it);
+      }
+    }
     if (!res.keys.empty()) {
-      msg.AddData(res.keys);
+      if (!msg.meta.keys_omitted) msg.AddData(res.keys);
       msg.AddData(res.vals);
       if (!res.lens.empty()) msg.AddData(res.lens);
     }
@@ -402,12 +431,19 @@ class KVServer : public SimpleApp {
       data.vals = SArray<Val>(msg.data[1]);
       if (msg.data.size() > 2) data.lens = SArray<int>(msg.data[2]);
     }
+    if (meta.pull) {
+      std::lock_guard<std::mutex> lock(pull_keys_mu_);
+      pull_keys_[{meta.sender, meta.customer_id, meta.timestamp}] = data.keys;
+    }
     HandleRequest(meta, data);
   }
 
   std::mutex handle_mu_;
   std::condition_variable handle_set_;
   ReqHandle request_handle_;
+  // Keys of pull requests not answered yet, by (sender, customer, timestamp).
+  std::mutex pull_keys_mu_;
+  std::map<std::tuple<int, int, int>, SArray<Key>> pull_keys_;
 };
 
 // Sums pushed values per key and answers pulls with the sums. One value per key.

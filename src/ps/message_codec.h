@@ -10,7 +10,8 @@
 namespace ps {
 
 // Layout (little-endian):
-//   u16 magic 'LP' | u8 version | u8 flags (request, push, pull, simple_app)
+//   u16 magic 'LP' | u8 version | u8 flags (request, push, pull, simple_app,
+//       keys_omitted)
 //   i32 head, app_id, customer_id, timestamp, sender, recver, num_merged
 //   i32 control cmd | i32 barrier_group | u32 node count, then per node
 //       i32 role, id, rank_hint, port | u32 length + hostname bytes

@@ -80,6 +80,9 @@ struct Meta {
   bool push = false;
   bool pull = false;
   bool simple_app = false;
+  // A pull response whose keys are exactly the request's: the keys array is
+  // not sent back (the worker still has it), which halves a pull's bytes.
+  bool keys_omitted = false;
   int num_merged = 1;        // Libra: how many workers' gradients this push sums
   std::string body;          // SimpleApp payload, or a control message's text
   std::vector<DataType> data_type;
