@@ -48,7 +48,8 @@ void Postoffice::Start(int customer_id, const char* /*argv0*/, bool do_barrier) 
     if (!van_started_) {
       InitEnvironment();
       const char* type = Environment::Get()->find("DMLC_PS_VAN_TYPE");
-      van_ = std::make_unique<Van>(CreateTransport(type ? type : "zmq"));
+      bool local = Environment::Get()->IntOr("DMLC_LOCAL", 0, 0, 1) == 1;
+      van_ = std::make_unique<Van>(CreateTransport(type ? type : "zmq", local));
       van_->Start();
       van_started_ = true;
     }

@@ -16,12 +16,17 @@ std::string Endpoint(const std::string& host, int port) {
   return "tcp://" + host + ":" + (port == Node::kEmpty ? std::string("*") : std::to_string(port));
 }
 
+// An abstract Unix-domain socket name (no file to clean up) per TCP endpoint.
+std::string LocalEndpoint(const std::string& host, int port) {
+  return "ipc://@libra-" + host + "-" + std::to_string(port);
+}
+
 // Frees a sent frame: drops the SArray reference that kept its memory alive.
 void ReleaseSentArray(void* /*data*/, void* hint) { delete static_cast<SArray<char>*>(hint); }
 
 }  // namespace
 
-ZmqTransport::ZmqTransport() : context_(1) {}
+ZmqTransport::ZmqTransport(bool local) : context_(1), local_(local) {}
 
 ZmqTransport::~ZmqTransport() {
   Stop();
@@ -41,7 +46,17 @@ int ZmqTransport::Bind(const Node& node) {
     LOG(FATAL) << "cannot bind " << endpoint << ": " << e.what();
   }
   std::string bound = receiver_->get(zmq::sockopt::last_endpoint);
-  return std::stoi(bound.substr(bound.rfind(':') + 1));
+  int port = std::stoi(bound.substr(bound.rfind(':') + 1));
+  my_host_ = node.hostname;
+  if (local_) {
+    std::string ipc = LocalEndpoint(node.hostname, port);
+    try {
+      receiver_->bind(ipc);
+    } catch (const zmq::error_t& e) {
+      LOG(FATAL) << "cannot bind " << ipc << ": " << e.what();
+    }
+  }
+  return port;
 }
 
 void ZmqTransport::Connect(const Node& node) {
@@ -50,7 +65,9 @@ void ZmqTransport::Connect(const Node& node) {
   peer->socket = zmq::socket_t(context_, zmq::socket_type::dealer);
   peer->socket.set(zmq::sockopt::sndhwm, 0);
   peer->socket.set(zmq::sockopt::linger, kLingerMs);
-  std::string endpoint = Endpoint(node.hostname, node.port);
+  bool same_host = local_ && node.hostname == my_host_;
+  std::string endpoint =
+      same_host ? LocalEndpoint(node.hostname, node.port) : Endpoint(node.hostname, node.port);
   try {
     peer->socket.connect(endpoint);
   } catch (const zmq::error_t& e) {
@@ -134,8 +151,8 @@ void ZmqTransport::Stop() {
   context_.shutdown();  // a blocked RecvMsg returns -1
 }
 
-std::unique_ptr<Transport> CreateTransport(const std::string& type) {
-  if (type == "zmq") return std::make_unique<ZmqTransport>();
+std::unique_ptr<Transport> CreateTransport(const std::string& type, bool local) {
+  if (type == "zmq") return std::make_unique<ZmqTransport>(local);
   LOG(FATAL) << "DMLC_PS_VAN_TYPE='" << type << "' is not supported (only 'zmq')";
   return nullptr;
 }

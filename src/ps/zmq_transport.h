@@ -1,5 +1,7 @@
 // Transport over ZeroMQ: one ROUTER socket receives from everyone; one
-// DEALER socket per peer sends to it. Data arrays are handed to ZeroMQ
+// DEALER socket per peer sends to it. With DMLC_LOCAL=1 (all nodes on one
+// machine, as in PS-lite) peers on this host are reached over a Unix-domain
+// (ipc) socket instead of TCP, which skips the TCP/IP stack. Data arrays are handed to ZeroMQ
 // without copying (the frame keeps the array alive until sent) and received
 // frames become SArrays without copying.
 #pragma once
@@ -15,7 +17,7 @@ namespace ps {
 
 class ZmqTransport : public Transport {
  public:
-  ZmqTransport();
+  explicit ZmqTransport(bool local);
   ~ZmqTransport() override;
 
   int Bind(const Node& node) override;
@@ -35,6 +37,8 @@ class ZmqTransport : public Transport {
   std::mutex peers_mu_;
   std::unordered_map<int, std::unique_ptr<Peer>> peers_;
   bool stopped_ = false;
+  bool local_;          // DMLC_LOCAL: also listen on, and prefer, an ipc endpoint
+  std::string my_host_;
 };
 
 }  // namespace ps

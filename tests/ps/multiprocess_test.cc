@@ -49,18 +49,19 @@ struct JobCase {
   std::string mode;
   int servers;
   int workers;
+  bool local = false;  // DMLC_LOCAL=1: Unix-domain sockets instead of TCP
 };
 
 std::string CaseName(const testing::TestParamInfo<JobCase>& info) {
   return info.param.mode + "_" + std::to_string(info.param.servers) + "s" +
-         std::to_string(info.param.workers) + "w";
+         std::to_string(info.param.workers) + "w" + (info.param.local ? "_local" : "");
 }
 
 class PsJob : public testing::TestWithParam<JobCase> {};
 
 TEST_P(PsJob, EveryWorkerPasses) {
   const JobCase& c = GetParam();
-  std::string command = std::string(LIBRA_BIN) + " launch --timeout 60 -s " +
+  std::string command = std::string(c.local ? "DMLC_LOCAL=1 " : "") + LIBRA_BIN + " launch --timeout 60 -s " +
                         std::to_string(c.servers) + " -w " + std::to_string(c.workers) + " -- " +
                         KV_PROGRAM + " " + c.mode;
   CommandResult r = RunCommand(command);
@@ -79,7 +80,8 @@ INSTANTIATE_TEST_SUITE_P(
                     JobCase{"pushpull", 2, 3}, JobCase{"zerocopy", 1, 2},
                     JobCase{"zerocopy", 3, 2}, JobCase{"lens", 1, 2}, JobCase{"lens", 3, 3},
                     JobCase{"callback", 3, 2}, JobCase{"slicer", 3, 2},
-                    JobCase{"multi_customer", 2, 2}, JobCase{"simple_app", 3, 2}),
+                    JobCase{"multi_customer", 2, 2}, JobCase{"simple_app", 3, 2},
+                    JobCase{"sum", 2, 3, true}, JobCase{"zerocopy", 1, 2, true}),
     CaseName);
 
 TEST(Launch, FailingProcessStopsTheOthers) {

@@ -35,7 +35,8 @@ class Transport {
   virtual void Stop() = 0;
 };
 
-// The transport chosen by DMLC_PS_VAN_TYPE (only "zmq" today).
-std::unique_ptr<Transport> CreateTransport(const std::string& type);
+// The transport chosen by DMLC_PS_VAN_TYPE (only "zmq" today). `local`
+// (DMLC_LOCAL=1) says all nodes run on this machine.
+std::unique_ptr<Transport> CreateTransport(const std::string& type, bool local);
 
 }  // namespace ps
