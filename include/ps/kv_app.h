@@ -16,8 +16,8 @@
 #include <condition_variable>
 #include <functional>
 #include <map>
-#include <tuple>
 #include <mutex>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -37,12 +37,12 @@ struct KVPairs {
 
 // What a server's request handle knows about a request.
 struct KVMeta {
-  int cmd;           // the application's command, passed through
-  bool push;         // carries values
-  bool pull;         // wants values back
-  int sender;        // node id of the worker
-  int timestamp;     // request id, echoed in the response
-  int customer_id;   // the worker's customer
+  int cmd;          // the application's command, passed through
+  bool push;        // carries values
+  bool pull;        // wants values back
+  int sender;       // node id of the worker
+  int timestamp;    // request id, echoed in the response
+  int customer_id;  // the worker's customer
   // Libra: how many workers' gradients this push sums. An ordinary push is 1;
   // a push of hot keys aggregated by the switch carries all N workers at once.
   int num_merged = 1;
@@ -88,9 +88,9 @@ class KVWorker : public SimpleApp {
   }
 
   // Pushes vals and pulls the updated values into *outs in one round trip.
-  int PushPull(const std::vector<Key>& keys, const std::vector<Val>& vals,
-               std::vector<Val>* outs, std::vector<int>* lens = nullptr, int cmd = 0,
-               const Callback& cb = nullptr, int priority = 0) {
+  int PushPull(const std::vector<Key>& keys, const std::vector<Val>& vals, std::vector<Val>* outs,
+               std::vector<int>* lens = nullptr, int cmd = 0, const Callback& cb = nullptr,
+               int priority = 0) {
     CHECK_NOTNULL(outs);
     if (outs->empty()) {
       outs->resize(vals.size());
@@ -189,8 +189,7 @@ class KVWorker : public SimpleApp {
       kv.priority = send.priority;
       kv.keys = send.keys.segment(pos[i], pos[i + 1]);
       if (send.lens.empty()) {
-        kv.vals = send.vals.empty() ? SArray<Val>()
-                                    : send.vals.segment(pos[i] * k, pos[i + 1] * k);
+        kv.vals = send.vals.empty() ? SArray<Val>() : send.vals.segment(pos[i] * k, pos[i + 1] * k);
       } else {
         kv.lens = send.lens.segment(pos[i], pos[i + 1]);
         size_t len = 0;

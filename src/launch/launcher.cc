@@ -25,10 +25,10 @@ void OnInterrupt(int signal) { g_interrupted = signal; }
 struct Child {
   const ProcessSpec* spec;
   pid_t pid = -1;
-  int out_fd = -1;       // the child's stdout and stderr
-  std::string partial;   // output not yet ended by a newline
+  int out_fd = -1;      // the child's stdout and stderr
+  std::string partial;  // output not yet ended by a newline
   bool running = true;
-  int status = 0;        // exit code (128 + signal when killed)
+  int status = 0;  // exit code (128 + signal when killed)
 };
 
 pid_t Spawn(const ProcessSpec& spec, int* out_fd) {

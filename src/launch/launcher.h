@@ -13,16 +13,16 @@ namespace libra {
 
 // One process to run.
 struct ProcessSpec {
-  std::string name;                          // output prefix, e.g. "worker 2"
-  std::vector<std::string> argv;             // argv[0] is looked up in PATH
-  std::map<std::string, std::string> env;    // added to the launcher's environment
+  std::string name;                        // output prefix, e.g. "worker 2"
+  std::vector<std::string> argv;           // argv[0] is looked up in PATH
+  std::map<std::string, std::string> env;  // added to the launcher's environment
 };
 
 struct LocalJob {
   int num_servers = 1;
   int num_workers = 1;
-  std::vector<std::string> command;          // PROGRAM ARGS
-  std::map<std::string, std::string> env;    // extra variables for every node
+  std::vector<std::string> command;        // PROGRAM ARGS
+  std::map<std::string, std::string> env;  // extra variables for every node
 };
 
 // The scheduler, servers and workers of `job`, on 127.0.0.1 with a free port.

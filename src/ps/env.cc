@@ -41,8 +41,8 @@ int ParseInt(const char* name, const char* text, int min_value, int max_value) {
   errno = 0;
   long value = std::strtol(text, &end, 10);
   if (errno != 0 || end == text || *end != '\0' || value < min_value || value > max_value) {
-    LOG(FATAL) << "environment variable " << name << "='" << text
-               << "' is not an integer in [" << min_value << ", " << max_value << "]";
+    LOG(FATAL) << "environment variable " << name << "='" << text << "' is not an integer in ["
+               << min_value << ", " << max_value << "]";
   }
   return static_cast<int>(value);
 }

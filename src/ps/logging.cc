@@ -11,10 +11,14 @@ namespace ps::logging {
 namespace {
 const char* SeverityLetter(Severity s) {
   switch (s) {
-    case Severity::kInfo: return "I";
-    case Severity::kWarning: return "W";
-    case Severity::kError: return "E";
-    case Severity::kFatal: return "F";
+    case Severity::kInfo:
+      return "I";
+    case Severity::kWarning:
+      return "W";
+    case Severity::kError:
+      return "E";
+    case Severity::kFatal:
+      return "F";
   }
   return "?";
 }
@@ -30,8 +34,7 @@ LogMessage::LogMessage(const char* file, int line, Severity severity) : severity
   for (const char* p = file; *p; ++p) {
     if (*p == '/') base = p + 1;
   }
-  stream_ << "[" << stamp << "] " << SeverityLetter(severity) << " " << base << ":" << line
-          << ": ";
+  stream_ << "[" << stamp << "] " << SeverityLetter(severity) << " " << base << ":" << line << ": ";
 }
 
 LogMessage::~LogMessage() noexcept(false) {

@@ -4,9 +4,12 @@ namespace ps {
 
 const char* RoleName(Node::Role role) {
   switch (role) {
-    case Node::SERVER: return "server";
-    case Node::WORKER: return "worker";
-    case Node::SCHEDULER: return "scheduler";
+    case Node::SERVER:
+      return "server";
+    case Node::WORKER:
+      return "worker";
+    case Node::SCHEDULER:
+      return "scheduler";
   }
   return "unknown";
 }
@@ -29,9 +32,9 @@ std::string Message::DebugString() const {
     if (meta.control.cmd == Control::BARRIER) os << " group " << meta.control.barrier_group;
     for (const Node& n : meta.control.node) os << " [" << n.ShortDebugString() << "]";
   } else {
-    os << " app " << meta.app_id << " customer " << meta.customer_id << " ts "
-       << meta.timestamp << (meta.request ? " request" : " response")
-       << (meta.push ? " push" : "") << (meta.pull ? " pull" : "") << " head " << meta.head;
+    os << " app " << meta.app_id << " customer " << meta.customer_id << " ts " << meta.timestamp
+       << (meta.request ? " request" : " response") << (meta.push ? " push" : "")
+       << (meta.pull ? " pull" : "") << " head " << meta.head;
     for (const auto& d : data) os << " data:" << d.size() << "B";
   }
   if (!meta.body.empty()) os << " body '" << meta.body << "'";

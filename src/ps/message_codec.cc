@@ -65,8 +65,8 @@ std::string EncodeMeta(const Meta& meta) {
   uint8_t flags = (meta.request ? 1 : 0) | (meta.push ? 2 : 0) | (meta.pull ? 4 : 0) |
                   (meta.simple_app ? 8 : 0) | (meta.keys_omitted ? 16 : 0);
   w.Put<uint8_t>(flags);
-  for (int v : {meta.head, meta.app_id, meta.customer_id, meta.timestamp, meta.sender,
-                meta.recver, meta.num_merged}) {
+  for (int v : {meta.head, meta.app_id, meta.customer_id, meta.timestamp, meta.sender, meta.recver,
+                meta.num_merged}) {
     w.Put<int32_t>(v);
   }
   w.Put<int32_t>(meta.control.cmd);
@@ -98,8 +98,8 @@ bool DecodeMeta(const char* bytes, size_t size, Meta* meta) {
   meta->pull = flags & 4;
   meta->simple_app = flags & 8;
   meta->keys_omitted = flags & 16;
-  for (int* v : {&meta->head, &meta->app_id, &meta->customer_id, &meta->timestamp,
-                 &meta->sender, &meta->recver, &meta->num_merged}) {
+  for (int* v : {&meta->head, &meta->app_id, &meta->customer_id, &meta->timestamp, &meta->sender,
+                 &meta->recver, &meta->num_merged}) {
     int32_t x;
     if (!r.Get(&x)) return false;
     *v = x;

@@ -66,8 +66,8 @@ void Van::Start() {
     } else if (interface && *interface) {
       my_node_.hostname = InterfaceAddress(interface);
       if (my_node_.hostname.empty()) {
-        LOG(FATAL) << "environment variable DMLC_INTERFACE='" << interface
-                   << "' names no interface with an IPv4 address";
+        LOG(FATAL) << "environment variable DMLC_INTERFACE='"
+                   << interface << "' names no interface with an IPv4 address";
       }
     } else if (IsLoopbackAddress(scheduler_.hostname)) {
       my_node_.hostname = "127.0.0.1";
@@ -100,8 +100,8 @@ void Van::Start() {
                                    [this] { return ready_.load(); });
     if (!ok) {
       if (po->is_scheduler()) {
-        Die("timed out after " + std::to_string(start_timeout_s_) + " s (PS_START_TIMEOUT): " +
-            std::to_string(pending_registrations_.size()) + " of " +
+        Die("timed out after " + std::to_string(start_timeout_s_) +
+            " s (PS_START_TIMEOUT): " + std::to_string(pending_registrations_.size()) + " of " +
             std::to_string(po->num_workers() + po->num_servers()) + " nodes registered");
       }
       Die("timed out after " + std::to_string(start_timeout_s_) +
@@ -109,8 +109,8 @@ void Van::Start() {
           std::to_string(scheduler_.port) + " to register all nodes");
     }
   }
-  heartbeat_thread_ = std::thread(
-      po->is_scheduler() ? &Van::WatchHeartbeats : &Van::Heartbeating, this);
+  heartbeat_thread_ =
+      std::thread(po->is_scheduler() ? &Van::WatchHeartbeats : &Van::Heartbeating, this);
 }
 
 void Van::Stop() {
@@ -157,14 +157,17 @@ void Van::Receiving() {
   while (true) {
     Message msg;
     int bytes = transport_->RecvMsg(&msg);
-    if (bytes < 0) break;  // stopped
+    if (bytes < 0) break;      // stopped
     if (bytes == 0) continue;  // malformed, dropped by the transport
     bytes_received_ += bytes;
     if (Postoffice::Get()->verbose() >= 2) LOG(INFO) << "recv " << msg.DebugString();
 
     switch (msg.meta.control.cmd) {
-      case Control::EMPTY: Deliver(msg); break;
-      case Control::TERMINATE: return;
+      case Control::EMPTY:
+        Deliver(msg);
+        break;
+      case Control::TERMINATE:
+        return;
       case Control::ADD_NODE:
         if (Postoffice::Get()->is_scheduler()) {
           SchedulerAddNode(msg);
@@ -172,10 +175,17 @@ void Van::Receiving() {
           HandleAddNode(msg);
         }
         break;
-      case Control::BARRIER: HandleBarrier(msg); break;
-      case Control::HEARTBEAT: HandleHeartbeat(msg); break;
-      case Control::EXIT: HandleExit(msg); break;
-      case Control::ABORT: Die("the job was stopped by the scheduler: " + msg.meta.body);
+      case Control::BARRIER:
+        HandleBarrier(msg);
+        break;
+      case Control::HEARTBEAT:
+        HandleHeartbeat(msg);
+        break;
+      case Control::EXIT:
+        HandleExit(msg);
+        break;
+      case Control::ABORT:
+        Die("the job was stopped by the scheduler: " + msg.meta.body);
     }
   }
 }
@@ -256,8 +266,8 @@ void Van::HandleAddNode(const Message& msg) {
       my_node_.id = n.id;
     }
   }
-  CHECK_NE(my_node_.id, Node::kEmpty) << "the scheduler's node list does not contain "
-                                      << my_node_.ShortDebugString();
+  CHECK_NE(my_node_.id, Node::kEmpty)
+      << "the scheduler's node list does not contain " << my_node_.ShortDebugString();
   for (const auto& [id, node] : nodes_) {
     if (id != kScheduler) transport_->Connect(node);
   }

@@ -4,14 +4,15 @@
 //
 // Written only against the public PS-lite API (#include "ps/ps.h"), the way
 // an existing PS-lite application is.
+#include <unistd.h>
+
 #include <atomic>
-#include <cstdlib>
 #include <cmath>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <random>
 #include <thread>
-#include <unistd.h>
 
 #include "ps/ps.h"
 
@@ -227,8 +228,8 @@ void RunSimpleApp() {
     if (res.body == "pong " + std::to_string(res.sender)) ++responses;
   });
   app.Wait(app.Request(7, "ping", kServerGroup + kScheduler));
-  Expect(responses == NumServers() + 1, "SimpleApp got " + std::to_string(responses.load()) +
-                                            " correct responses");
+  Expect(responses == NumServers() + 1,
+         "SimpleApp got " + std::to_string(responses.load()) + " correct responses");
 }
 
 }  // namespace
@@ -272,13 +273,20 @@ int main(int argc, char** argv) {
       RunSimpleApp();
     } else {
       KVWorker<float> kv(0, 0);
-      if (mode == "sum") RunSum(kv);
-      else if (mode == "many") RunMany(kv);
-      else if (mode == "pushpull") RunPushPull(kv);
-      else if (mode == "zerocopy") RunZeroCopy(kv);
-      else if (mode == "lens") RunLens(kv);
-      else if (mode == "callback") RunCallback(kv);
-      else if (mode == "slicer") RunSlicer(kv);
+      if (mode == "sum")
+        RunSum(kv);
+      else if (mode == "many")
+        RunMany(kv);
+      else if (mode == "pushpull")
+        RunPushPull(kv);
+      else if (mode == "zerocopy")
+        RunZeroCopy(kv);
+      else if (mode == "lens")
+        RunLens(kv);
+      else if (mode == "callback")
+        RunCallback(kv);
+      else if (mode == "slicer")
+        RunSlicer(kv);
       else if (mode == "hang") {
         std::cout << "READY" << std::endl;
         sleep(120);

@@ -2,6 +2,7 @@
 // server and worker processes on loopback, started by `libra launch` or by
 // hand (for failure detection).
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,8 +14,6 @@
 #include <sstream>
 #include <string>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "launch/launcher.h"
 
@@ -61,43 +60,43 @@ class PsJob : public testing::TestWithParam<JobCase> {};
 
 TEST_P(PsJob, EveryWorkerPasses) {
   const JobCase& c = GetParam();
-  std::string command = std::string(c.local ? "DMLC_LOCAL=1 " : "") + LIBRA_BIN + " launch --timeout 60 -s " +
-                        std::to_string(c.servers) + " -w " + std::to_string(c.workers) + " -- " +
-                        KV_PROGRAM + " " + c.mode;
+  std::string command = std::string(c.local ? "DMLC_LOCAL=1 " : "") + LIBRA_BIN +
+                        " launch --timeout 60 -s " + std::to_string(c.servers) + " -w " +
+                        std::to_string(c.workers) + " -- " + KV_PROGRAM + " " + c.mode;
   CommandResult r = RunCommand(command);
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(CountOccurrences(r.output, "PASS " + c.mode), c.workers) << r.output;
   // Output is prefixed by role and rank.
-  EXPECT_NE(r.output.find("[worker " + std::to_string(c.workers - 1) + "] PASS"),
-            std::string::npos)
+  EXPECT_NE(r.output.find("[worker " + std::to_string(c.workers - 1) + "] PASS"), std::string::npos)
       << r.output;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Runtime, PsJob,
-    testing::Values(JobCase{"sum", 1, 1}, JobCase{"sum", 1, 4}, JobCase{"sum", 3, 1},
-                    JobCase{"sum", 3, 4}, JobCase{"many", 1, 2}, JobCase{"many", 3, 3},
-                    JobCase{"pushpull", 2, 3}, JobCase{"zerocopy", 1, 2},
-                    JobCase{"zerocopy", 3, 2}, JobCase{"lens", 1, 2}, JobCase{"lens", 3, 3},
-                    JobCase{"callback", 3, 2}, JobCase{"slicer", 3, 2},
-                    JobCase{"multi_customer", 2, 2}, JobCase{"simple_app", 3, 2},
-                    JobCase{"sum", 2, 3, true}, JobCase{"zerocopy", 1, 2, true}),
-    CaseName);
+INSTANTIATE_TEST_SUITE_P(Runtime, PsJob,
+                         testing::Values(JobCase{"sum", 1, 1}, JobCase{"sum", 1, 4},
+                                         JobCase{"sum", 3, 1}, JobCase{"sum", 3, 4},
+                                         JobCase{"many", 1, 2}, JobCase{"many", 3, 3},
+                                         JobCase{"pushpull", 2, 3}, JobCase{"zerocopy", 1, 2},
+                                         JobCase{"zerocopy", 3, 2}, JobCase{"lens", 1, 2},
+                                         JobCase{"lens", 3, 3}, JobCase{"callback", 3, 2},
+                                         JobCase{"slicer", 3, 2}, JobCase{"multi_customer", 2, 2},
+                                         JobCase{"simple_app", 3, 2}, JobCase{"sum", 2, 3, true},
+                                         JobCase{"zerocopy", 1, 2, true}),
+                         CaseName);
 
 TEST(Launch, FailingProcessStopsTheOthers) {
   // Workers run `false`; the launcher must report it and not wait for the rest.
   auto start = std::chrono::steady_clock::now();
   CommandResult r = RunCommand(std::string(LIBRA_BIN) + " launch -s 1 -w 2 -- sh -c " +
                                "'if [ $DMLC_ROLE = worker ]; then exit 5; else sleep 60; fi'");
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(r.status, 5) << r.output;
   EXPECT_NE(r.output.find("exited with status 5"), std::string::npos) << r.output;
   EXPECT_LT(seconds, 30.0);
 }
 
 TEST(Launch, TimeoutStopsEverything) {
-  CommandResult r = RunCommand(std::string(LIBRA_BIN) + " launch --timeout 1 -s 1 -w 1 -- sleep 60");
+  CommandResult r =
+      RunCommand(std::string(LIBRA_BIN) + " launch --timeout 1 -s 1 -w 1 -- sleep 60");
   EXPECT_EQ(r.status, 124) << r.output;
   EXPECT_NE(r.output.find("timed out"), std::string::npos) << r.output;
 }
@@ -146,10 +145,12 @@ int WaitFor(pid_t pid, double seconds) {
 TEST(FailureDetection, KilledWorkerStopsTheJobNamingIt) {
   std::string dir = testing::TempDir();
   std::map<std::string, std::string> env{
-      {"DMLC_NUM_SERVER", "1"},      {"DMLC_NUM_WORKER", "2"},
+      {"DMLC_NUM_SERVER", "1"},
+      {"DMLC_NUM_WORKER", "2"},
       {"DMLC_PS_ROOT_URI", "127.0.0.1"},
       {"DMLC_PS_ROOT_PORT", std::to_string(libra::FindFreePort())},
-      {"PS_HEARTBEAT_INTERVAL", "1"}, {"PS_HEARTBEAT_TIMEOUT", "2"}};
+      {"PS_HEARTBEAT_INTERVAL", "1"},
+      {"PS_HEARTBEAT_TIMEOUT", "2"}};
   auto with = [&](const std::string& role, int rank) {
     auto e = env;
     e["DMLC_ROLE"] = role;

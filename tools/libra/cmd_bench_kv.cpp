@@ -132,8 +132,15 @@ int RunBenchKv(const BenchKvFlags& flags) {
   report["workers"] = 1;
   for (const char* transport : {"tcp", "ipc"}) {
     LocalJob job;
-    job.command = {std::string(self, n), "bench", "kv", "--keys", std::to_string(flags.keys),
-                   "--repeat", std::to_string(flags.repeat), "--node-json", node_json};
+    job.command = {std::string(self, n),
+                   "bench",
+                   "kv",
+                   "--keys",
+                   std::to_string(flags.keys),
+                   "--repeat",
+                   std::to_string(flags.repeat),
+                   "--node-json",
+                   node_json};
     job.env["DMLC_LOCAL"] = std::string(transport) == "ipc" ? "1" : "0";
     int status = RunProcesses(LocalJobProcesses(job), 600);
     if (status != 0) return status;
@@ -143,7 +150,8 @@ int RunBenchKv(const BenchKvFlags& flags) {
   }
 
   std::cout << std::left << std::setw(10) << "transport" << std::setw(10) << "op" << std::right
-            << std::setw(12) << "median ms" << std::setw(12) << "MB/s" << "\n";
+            << std::setw(12) << "median ms" << std::setw(12) << "MB/s"
+            << "\n";
   for (const char* transport : {"tcp", "ipc"}) {
     for (const char* op : {"push", "pull", "pushpull"}) {
       const auto& r = report[transport][op];

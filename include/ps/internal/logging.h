@@ -61,20 +61,17 @@ std::string* CheckFailed(const char* expr, const A& a, const B& b) {
 #endif
 
 #ifndef CHECK
-#define CHECK(cond)                                             \
-  (cond) ? (void)0                                              \
-         : ::ps::logging::Voidify() &                           \
-               ::ps::logging::LogMessage(__FILE__, __LINE__,    \
-                                         PS_LOG_SEVERITY_FATAL) \
-                       .stream()                                \
+#define CHECK(cond)                                                                          \
+  (cond) ? (void)0                                                                           \
+         : ::ps::logging::Voidify() &                                                        \
+               ::ps::logging::LogMessage(__FILE__, __LINE__, PS_LOG_SEVERITY_FATAL).stream() \
                    << "Check failed: " #cond " "
 
-#define PS_CHECK_OP(a, b, op)                                                       \
-  for (std::string* ps_check_msg_ =                                                 \
+#define PS_CHECK_OP(a, b, op)                                                          \
+  for (std::string* ps_check_msg_ =                                                    \
            ((a)op(b)) ? nullptr : ::ps::logging::CheckFailed(#a " " #op " " #b, a, b); \
-       ps_check_msg_ != nullptr; delete ps_check_msg_, ps_check_msg_ = nullptr)     \
-  ::ps::logging::LogMessage(__FILE__, __LINE__, PS_LOG_SEVERITY_FATAL).stream()     \
-      << *ps_check_msg_
+       ps_check_msg_ != nullptr; delete ps_check_msg_, ps_check_msg_ = nullptr)        \
+  ::ps::logging::LogMessage(__FILE__, __LINE__, PS_LOG_SEVERITY_FATAL).stream() << *ps_check_msg_
 
 #define CHECK_EQ(a, b) PS_CHECK_OP(a, b, ==)
 #define CHECK_NE(a, b) PS_CHECK_OP(a, b, !=)

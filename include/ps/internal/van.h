@@ -73,8 +73,8 @@ class Van {
 
   mutable std::mutex nodes_mu_;
   std::condition_variable ready_cond_;
-  std::unordered_map<int, Node> nodes_;        // id -> node, all registered nodes
-  std::vector<Node> pending_registrations_;    // scheduler, before all arrived
+  std::unordered_map<int, Node> nodes_;      // id -> node, all registered nodes
+  std::vector<Node> pending_registrations_;  // scheduler, before all arrived
 
   // Scheduler: barrier counts per (group, customer); when each node was last heard.
   std::map<std::pair<int, int>, int> barrier_count_;
