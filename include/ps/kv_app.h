@@ -59,7 +59,7 @@ class KVWorker : public SimpleApp {
                                     SlicedKVs* sliced)>;
 
   // customer_id distinguishes several KVWorkers of one app in one process.
-  explicit KVWorker(int app_id, int customer_id) : SimpleApp() {
+  explicit KVWorker(int app_id, int customer_id = 0) : SimpleApp() {
     slicer_ = [this](const KVPairs<Val>& send, const std::vector<Range>& ranges,
                      SlicedKVs* sliced) { DefaultSlicer(send, ranges, sliced); };
     obj_ = new Customer(app_id, customer_id, [this](const Message& m) { Process(m); });

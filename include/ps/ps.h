@@ -22,15 +22,15 @@ inline bool IsScheduler() { return Postoffice::Get()->is_scheduler(); }
 inline int MyRank() { return Postoffice::Get()->my_rank(); }
 
 // Starts this node without waiting for the others.
-inline void StartAsync(int customer_id, const char* argv0 = nullptr) {
+inline void StartAsync(int customer_id = 0, const char* argv0 = nullptr) {
   Postoffice::Get()->Start(customer_id, argv0, false);
 }
 // Starts this node and waits until every node has started.
-inline void Start(int customer_id, const char* argv0 = nullptr) {
+inline void Start(int customer_id = 0, const char* argv0 = nullptr) {
   Postoffice::Get()->Start(customer_id, argv0, true);
 }
 // Stops this node, by default after a barrier of all nodes.
-inline void Finalize(int customer_id, const bool do_barrier = true) {
+inline void Finalize(int customer_id = 0, const bool do_barrier = true) {
   Postoffice::Get()->Finalize(customer_id, do_barrier);
 }
 // Runs `cb` when the node stops (before the van shuts down).

@@ -27,6 +27,9 @@ class SimpleApp {
   // with an empty body and a response is ignored.
   using Handle = std::function<void(const SimpleData& recved, SimpleApp* app)>;
 
+  // On servers and the scheduler messages reach a customer whose id is its
+  // app id; SimpleApp(app_id) is that customer on every node.
+  explicit SimpleApp(int app_id) : SimpleApp(app_id, app_id) {}
   SimpleApp(int app_id, int customer_id) : SimpleApp() {
     obj_ = new Customer(app_id, customer_id, [this](const Message& m) { Process(m); });
   }

@@ -12,41 +12,48 @@ Postoffice* Postoffice::Get() {
   return &postoffice;
 }
 
-void Postoffice::InitEnvironment() {
-  Environment* env = Environment::Get();
-  num_workers_ = env->RequiredInt("DMLC_NUM_WORKER", 1, 1 << 14);
-  num_servers_ = env->RequiredInt("DMLC_NUM_SERVER", 1, 1 << 14);
-  std::string role = env->RequiredString("DMLC_ROLE");
-  is_worker_ = role == "worker";
-  is_server_ = role == "server";
-  is_scheduler_ = role == "scheduler";
-  if (!is_worker_ && !is_server_ && !is_scheduler_) {
+Postoffice::JobEnvironment Postoffice::ReadEnvironment() {
+  Environment* vars = Environment::Get();
+  JobEnvironment env;
+  env.num_workers = vars->RequiredInt("DMLC_NUM_WORKER", 1, 1 << 14);
+  env.num_servers = vars->RequiredInt("DMLC_NUM_SERVER", 1, 1 << 14);
+  std::string role = vars->RequiredString("DMLC_ROLE");
+  env.is_worker = role == "worker";
+  env.is_server = role == "server";
+  env.is_scheduler = role == "scheduler";
+  if (!env.is_worker && !env.is_server && !env.is_scheduler) {
     LOG(FATAL) << "environment variable DMLC_ROLE='" << role
                << "' must be worker, server or scheduler";
   }
-  verbose_ = env->IntOr("PS_VERBOSE", 0, 0, 3);
+  env.verbose = vars->IntOr("PS_VERBOSE", 0, 0, 3);
 
   // Groups are sums of kScheduler, kServerGroup and kWorkerGroup; single node
   // ids map to themselves.
   for (int group = 1; group <= kScheduler + kServerGroup + kWorkerGroup; ++group) {
-    std::vector<int>& ids = node_ids_[group];
+    std::vector<int>& ids = env.node_ids[group];
     if (group & kScheduler) ids.push_back(kScheduler);
     if (group & kServerGroup) {
-      for (int r = 0; r < num_servers_; ++r) ids.push_back(ServerRankToID(r));
+      for (int r = 0; r < env.num_servers; ++r) ids.push_back(ServerRankToID(r));
     }
     if (group & kWorkerGroup) {
-      for (int r = 0; r < num_workers_; ++r) ids.push_back(WorkerRankToID(r));
+      for (int r = 0; r < env.num_workers; ++r) ids.push_back(WorkerRankToID(r));
     }
   }
-  for (int r = 0; r < num_servers_; ++r) node_ids_[ServerRankToID(r)] = {ServerRankToID(r)};
-  for (int r = 0; r < num_workers_; ++r) node_ids_[WorkerRankToID(r)] = {WorkerRankToID(r)};
+  for (int r = 0; r < env.num_servers; ++r) env.node_ids[ServerRankToID(r)] = {ServerRankToID(r)};
+  for (int r = 0; r < env.num_workers; ++r) env.node_ids[WorkerRankToID(r)] = {WorkerRankToID(r)};
+  return env;
+}
+
+const Postoffice::JobEnvironment& Postoffice::Env() {
+  std::call_once(env_once_, [this] { env_ = ReadEnvironment(); });
+  return env_;
 }
 
 void Postoffice::Start(int customer_id, const char* /*argv0*/, bool do_barrier) {
   {
     std::lock_guard<std::mutex> lock(start_mu_);
     if (!van_started_) {
-      InitEnvironment();
+      Env();
       const char* type = Environment::Get()->find("DMLC_PS_VAN_TYPE");
       bool local = Environment::Get()->IntOr("DMLC_LOCAL", 0, 0, 1) == 1;
       van_ = std::make_unique<Van>(CreateTransport(type ? type : "zmq", local));
@@ -92,18 +99,19 @@ Customer* Postoffice::GetCustomer(int app_id, int customer_id, int timeout_ms) c
   return it == customers_.end() ? nullptr : it->second;
 }
 
-const std::vector<int>& Postoffice::GetNodeIDs(int node_id) const {
-  auto it = node_ids_.find(node_id);
-  CHECK(it != node_ids_.end()) << "unknown node or group id " << node_id;
+const std::vector<int>& Postoffice::GetNodeIDs(int node_id) {
+  auto it = Env().node_ids.find(node_id);
+  CHECK(it != Env().node_ids.end()) << "unknown node or group id " << node_id;
   return it->second;
 }
 
 const std::vector<Range>& Postoffice::GetServerKeyRanges() {
   std::lock_guard<std::mutex> lock(ranges_mu_);
   if (server_key_ranges_.empty()) {
-    for (int i = 0; i < num_servers_; ++i) {
-      Key begin = kMaxKey / num_servers_ * i;
-      Key end = i + 1 == num_servers_ ? kMaxKey : kMaxKey / num_servers_ * (i + 1);
+    const int n = num_servers();
+    for (int i = 0; i < n; ++i) {
+      Key begin = kMaxKey / n * i;
+      Key end = i + 1 == n ? kMaxKey : kMaxKey / n * (i + 1);
       server_key_ranges_.emplace_back(begin, end);
     }
   }
@@ -112,7 +120,7 @@ const std::vector<Range>& Postoffice::GetServerKeyRanges() {
 
 void Postoffice::Barrier(int customer_id, int node_group) {
   if (GetNodeIDs(node_group).size() <= 1) return;
-  int role_group = is_scheduler_ ? kScheduler : is_server_ ? kServerGroup : kWorkerGroup;
+  int role_group = is_scheduler() ? kScheduler : is_server() ? kServerGroup : kWorkerGroup;
   CHECK(node_group & role_group) << "this node is not in barrier group " << node_group;
   {
     std::lock_guard<std::mutex> lock(barrier_mu_);

@@ -83,6 +83,13 @@ INSTANTIATE_TEST_SUITE_P(Runtime, PsJob,
                                          JobCase{"zerocopy", 1, 2, true}),
                          CaseName);
 
+TEST(Compatibility, ClassicPsLiteProgramShape) {
+  CommandResult r =
+      RunCommand(std::string(LIBRA_BIN) + " launch --timeout 60 -s 2 -w 3 -- " + CLASSIC_PROGRAM);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(CountOccurrences(r.output, "PASS classic"), 3) << r.output;
+}
+
 TEST(Launch, FailingProcessStopsTheOthers) {
   // Workers run `false`; the launcher must report it and not wait for the rest.
   auto start = std::chrono::steady_clock::now();

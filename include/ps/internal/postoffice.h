@@ -37,7 +37,7 @@ class Postoffice {
 
   // Node ids of a group (kServerGroup, kWorkerGroup + kServerGroup, ...) or
   // of a single node id.
-  const std::vector<int>& GetNodeIDs(int node_id) const;
+  const std::vector<int>& GetNodeIDs(int node_id);
   // Key range owned by each server: [0, kMaxKey) split evenly by rank.
   const std::vector<Range>& GetServerKeyRanges();
 
@@ -48,13 +48,15 @@ class Postoffice {
   static int ServerRankToID(int rank) { return rank * 2 + 8; }
   static int IDtoRank(int id) { return id < 8 ? 0 : (id - 8) / 2; }
 
-  int num_workers() const { return num_workers_; }
-  int num_servers() const { return num_servers_; }
+  // These read the DMLC_* environment on first use, so they work before
+  // Start (PS-lite programs create their KVServer before Start).
+  int num_workers() { return Env().num_workers; }
+  int num_servers() { return Env().num_servers; }
   int my_rank() const { return IDtoRank(van_->my_node().id); }
-  bool is_worker() const { return is_worker_; }
-  bool is_server() const { return is_server_; }
-  bool is_scheduler() const { return is_scheduler_; }
-  int verbose() const { return verbose_; }
+  bool is_worker() { return Env().is_worker; }
+  bool is_server() { return Env().is_server; }
+  bool is_scheduler() { return Env().is_scheduler; }
+  int verbose() { return Env().verbose; }
 
   // Blocks until every node of `node_group` has called Barrier with the same
   // customer id.
@@ -64,7 +66,19 @@ class Postoffice {
 
  private:
   Postoffice() = default;
-  void InitEnvironment();
+
+  // The job as the DMLC_* variables describe it.
+  struct JobEnvironment {
+    int num_workers = 0;
+    int num_servers = 0;
+    bool is_worker = false;
+    bool is_server = false;
+    bool is_scheduler = false;
+    int verbose = 0;
+    std::unordered_map<int, std::vector<int>> node_ids;  // group or id -> node ids
+  };
+  const JobEnvironment& Env();
+  static JobEnvironment ReadEnvironment();
 
   std::unique_ptr<Van> van_;
   std::mutex start_mu_;
@@ -75,7 +89,8 @@ class Postoffice {
   mutable std::condition_variable customers_cond_;
   std::map<std::pair<int, int>, Customer*> customers_;
 
-  std::unordered_map<int, std::vector<int>> node_ids_;
+  std::once_flag env_once_;
+  JobEnvironment env_;
   std::vector<Range> server_key_ranges_;
   std::mutex ranges_mu_;
 
@@ -84,12 +99,6 @@ class Postoffice {
   std::map<int, bool> barrier_done_;  // per customer id
 
   Callback exit_callback_;
-  int num_workers_ = 0;
-  int num_servers_ = 0;
-  bool is_worker_ = false;
-  bool is_server_ = false;
-  bool is_scheduler_ = false;
-  int verbose_ = 0;
 };
 
 }  // namespace ps
