@@ -23,7 +23,7 @@
 namespace libra::dataplane {
 
 enum class ConversionStatus : std::uint8_t {
-  kOk,         // converted within the error bound
+  kOk = 0,     // converted within the error bound (zero: stages OR statuses together)
   kSaturated,  // |x| >= 2^(31-F): clamped to +-INT32_MAX
   kRejected,   // infinity or NaN: never aggregated
 };

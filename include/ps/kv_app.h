@@ -260,7 +260,8 @@ class KVWorker : public SimpleApp {
       return;
     }
     int ts = msg.meta.timestamp;
-    if (msg.meta.pull) {
+    // A pull of no keys (a custom slicer may send one) is answered without data.
+    if (msg.meta.pull && !msg.data.empty()) {
       std::lock_guard<std::mutex> lock(mu_);
       KVPairs<Val> kvs;
       size_t next = 0;

@@ -14,7 +14,7 @@ void EmitHeader(const wire::Header& header, const UdpEndpoint& destination, Pipe
 
 void EmitAck(const PacketContext& ctx, std::uint16_t flags, PipelineState& state,
              OutputBatch& out) {
-  wire::Header ack = ctx.header();
+  wire::Header ack = ctx.header;
   ack.type = wire::MessageType::kAck;
   ack.flags = flags;
   EmitHeader(ack, ctx.source, state, out);

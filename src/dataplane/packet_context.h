@@ -1,9 +1,16 @@
 // The metadata one packet carries through the stages (the PHV of a P4
-// program): the parsed message, what the stages decided, the converted values.
+// program): the parsed header, the slots as separate fields, what the stages
+// decided and the converted values.
+//
+// The slots are kept as parallel arrays plus a bit mask of the valid ones
+// rather than as wire::Slot structs: every stage reads one or two fields of
+// every slot, and arrays of plain words let those loops run without unpacking
+// or branching on each slot.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <span>
 
 #include "libra/pipeline_fixed_point.h"
 #include "libra/switch_job.h"
@@ -16,13 +23,36 @@ namespace libra::dataplane {
 struct PacketContext {
   PassId pass = 0;
   UdpEndpoint source;
-  wire::Message message;
+  std::span<const std::uint8_t> bytes;  // the packet as received, for this pass only
+  wire::Header header;
+  // Slot j (j < header.slot_count): its valid bit in valid_slots, the cell
+  // index and the value word. (The S bit is only ever set by the switch.)
+  std::uint64_t valid_slots = 0;
+  std::array<std::uint32_t, wire::kMaxSlots> index;
+  std::array<std::uint32_t, wire::kMaxSlots> value;
+
   Peer peer;
   std::uint32_t epoch_tag = 0;
   std::uint32_t bank = 0;
-  std::array<FixedValue, wire::kMaxSlots> fixed;
 
-  const wire::Header& header() const { return message.header; }
+  // ConvertStage: the fixed-point value of every slot and its status
+  // (saturated, or rejected: infinity, NaN).
+  std::array<std::int32_t, wire::kMaxSlots> fixed;
+  std::array<ConversionStatus, wire::kMaxSlots> status;
+
+  // Slot j as the wire format's struct, without the S bit.
+  wire::Slot slot(std::size_t j) const {
+    return wire::Slot{((valid_slots >> j) & 1) != 0, false, index[j], value[j]};
+  }
 };
+
+// Visits the index of every set bit of `mask`, lowest first.
+template <typename Visit>
+inline void ForEachSlot(std::uint64_t mask, Visit&& visit) {
+  while (mask != 0) {
+    visit(static_cast<std::size_t>(__builtin_ctzll(mask)));
+    mask &= mask - 1;
+  }
+}
 
 }  // namespace libra::dataplane

@@ -5,31 +5,23 @@
 
 #include <cstdint>
 #include <optional>
-#include <unordered_map>
 #include <vector>
 
 #include "counters.h"
 #include "libra/pipeline_fixed_point.h"
 #include "libra/pipeline_profile.h"
 #include "libra/switch_job.h"
+#include "peer_table.h"
 #include "register_array.h"
 
 namespace libra::dataplane {
-
-enum class PeerRole : std::uint8_t { kWorker, kServer };
-
-// An entry of the peer table: exact match on the source (IPv4, UDP port).
-struct Peer {
-  PeerRole role = PeerRole::kWorker;
-  std::uint16_t id = 0;
-};
 
 struct PipelineState {
   PipelineProfile profile;
 
   std::optional<SwitchJob> job;
-  std::optional<FixedPointCodec> codec;           // the conversion tables for the job's F
-  std::unordered_map<std::uint64_t, Peer> peers;  // UdpEndpoint::Key() -> peer
+  std::optional<FixedPointCodec> codec;  // the conversion tables for the job's F
+  PeerTable peers;                       // source address -> worker or server
   std::uint32_t cells_per_array = 0;
   std::uint16_t slots_per_packet = 0;
   std::uint32_t workers = 0;

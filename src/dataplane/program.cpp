@@ -1,7 +1,5 @@
 #include "program.h"
 
-#include <unordered_set>
-
 #include "stages.h"
 
 namespace libra::dataplane {
@@ -18,10 +16,10 @@ InstallResult Program::InstallJob(const SwitchJob& job) {
     for (const auto& problem : result.fit.problems) result.error += " " + problem + ";";
     return result;
   }
-  std::unordered_map<std::uint64_t, Peer> peers;
+  PeerTable peers;
   auto add_peers = [&peers](const std::vector<UdpEndpoint>& endpoints, PeerRole role) {
     for (std::size_t i = 0; i < endpoints.size(); ++i) {
-      if (!peers.emplace(endpoints[i].Key(), Peer{role, static_cast<std::uint16_t>(i)}).second) {
+      if (!peers.Insert(endpoints[i], Peer{role, static_cast<std::uint16_t>(i)})) {
         return "address " + endpoints[i].ToString() + " appears twice in the job";
       }
     }
@@ -59,7 +57,7 @@ InstallResult Program::InstallJob(const SwitchJob& job) {
 void Program::RemoveJob() {
   state_.job.reset();
   state_.codec.reset();
-  state_.peers.clear();
+  state_.peers.Clear();
   state_.values.clear();
   state_.dedup_window = {};
   state_.data_count = {};
@@ -74,7 +72,7 @@ void Program::Process(std::span<const std::uint8_t> packet, const UdpEndpoint& s
   ctx.source = source;
   state_.counters.Count(Event::kPacketsIn);
   if (!ParseStage(packet, ctx, state_)) return;
-  if ((ctx.header().flags & wire::kFlagRetransmission) != 0) {
+  if ((ctx.header.flags & wire::kFlagRetransmission) != 0) {
     state_.counters.Count(Event::kRetransmissions);
   }
 
@@ -104,7 +102,7 @@ void Program::Process(std::span<const std::uint8_t> packet, const UdpEndpoint& s
       return;
     case Path::kProbe: {
       state_.counters.Count(Event::kProbes);
-      wire::Header reply = ctx.header();
+      wire::Header reply = ctx.header;
       reply.type = wire::MessageType::kProbeReply;
       EmitHeader(reply, source, state_, out);
       return;

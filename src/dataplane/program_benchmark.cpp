@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <chrono>
+#include <ctime>
 #include <random>
 #include <stdexcept>
 #include <vector>
@@ -10,6 +11,15 @@
 #include "program.h"
 
 namespace libra::dataplane {
+namespace {
+
+double ThreadCpuSeconds() {
+  timespec now{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
+}
+
+}  // namespace
 
 ProgramBenchmarkResult RunProgramBenchmark(const ProgramBenchmarkOptions& options,
                                            const PipelineProfile& profile) {
@@ -57,6 +67,7 @@ ProgramBenchmarkResult RunProgramBenchmark(const ProgramBenchmarkOptions& option
 
   OutputBatch out;
   ProgramBenchmarkResult result;
+  const double cpu_start = ThreadCpuSeconds();
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + std::chrono::duration<double>(options.seconds);
   for (std::uint32_t epoch = 0;; ++epoch) {
@@ -69,12 +80,14 @@ ProgramBenchmarkResult RunProgramBenchmark(const ProgramBenchmarkOptions& option
     if (std::chrono::steady_clock::now() >= deadline) break;
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.cpu_seconds = ThreadCpuSeconds() - cpu_start;
   result.values = program.counters()[Event::kValuesAggregated];
   if (program.counters()[Event::kDataDuplicates] != 0 || program.counters().TotalDrops() != 0) {
     throw std::logic_error("benchmark packets were dropped or seen as duplicates");
   }
   result.packets_per_second = static_cast<double>(result.packets) / result.seconds;
   result.values_per_second = static_cast<double>(result.values) / result.seconds;
+  result.packets_per_cpu_second = static_cast<double>(result.packets) / result.cpu_seconds;
   result.register_share = installed.fit.register_share();
   result.register_bits_used = installed.fit.register_bits_used;
   result.register_bits_budget = installed.fit.register_bits_budget;

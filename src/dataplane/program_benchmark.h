@@ -21,7 +21,11 @@ struct ProgramBenchmarkResult {
   std::uint64_t packets = 0;
   std::uint64_t values = 0;
   double seconds = 0;
+  // CPU time of the benchmark thread: on a shared machine the wall-clock rate
+  // says how much of a core the thread got, the CPU rate what one core does.
+  double cpu_seconds = 0;
   double packets_per_second = 0;
+  double packets_per_cpu_second = 0;
   double values_per_second = 0;
   double register_share = 0;  // of the profile's register memory
   std::uint64_t register_bits_used = 0;

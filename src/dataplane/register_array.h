@@ -3,6 +3,10 @@
 // rule is checked in every build type; breaking it is a bug in the program and
 // throws RegisterAccessError.
 //
+// The check costs one compare per access: every pass has a distinct id and the
+// array remembers the id of the last pass that touched it (a generation
+// counter), folded into the same branch as the bounds check.
+//
 // The operations are the ones a stateful ALU offers on a 32-bit cell (read,
 // write, add, saturating add) and on a pair of 32-bit halves, whose update is
 // one of the small conditional programs in stateful_ops.h.
@@ -36,10 +40,11 @@ template <typename Cell>
 class RegisterArray {
  public:
   RegisterArray() = default;
-  RegisterArray(std::string name, std::size_t size) : name_(std::move(name)), cells_(size) {}
+  RegisterArray(std::string name, std::size_t size)
+      : cells_(size), size_(size), name_(std::move(name)) {}
 
   const std::string& name() const { return name_; }
-  std::size_t size() const { return cells_.size(); }
+  std::size_t size() const { return size_; }
 
   Cell Read(PassId pass, std::size_t index) { return Access(pass, index); }
 
@@ -75,7 +80,7 @@ class RegisterArray {
 
  private:
   Cell& Access(PassId pass, std::size_t index) {
-    if (pass == last_pass_ || index >= cells_.size()) [[unlikely]] {
+    if ((pass == last_pass_) | (index >= size_)) [[unlikely]] {
       RefuseAccess(pass, index);
     }
     last_pass_ = pass;
@@ -87,12 +92,14 @@ class RegisterArray {
       throw RegisterAccessError("register array " + name_ + " accessed twice in one packet pass");
     }
     throw RegisterAccessError("register array " + name_ + ": index " + std::to_string(index) +
-                              " out of range " + std::to_string(cells_.size()));
+                              " out of range " + std::to_string(size_));
   }
 
-  std::string name_;
+  // The data path's fields first: one cache line holds what an access reads.
   std::vector<Cell> cells_;
+  std::size_t size_ = 0;
   PassId last_pass_ = 0;
+  std::string name_;
 };
 
 }  // namespace libra::dataplane

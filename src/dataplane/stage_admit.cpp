@@ -35,29 +35,39 @@ Path Drop(DropReason reason, PipelineState& state) {
 }  // namespace
 
 Path AdmitStage(PacketContext& ctx, PipelineState& state) {
-  const wire::Header& header = ctx.header();
+  const wire::Header& header = ctx.header;
   // A probe is answered whether or not a job is installed: the controller
   // probes a restarted switch before it reinstalls the job.
   if (header.type == MessageType::kProbe) return Path::kProbe;
-  if (!state.job) return Drop(DropReason::kNoJob, state);
-  if (header.job_id != state.job->job_id) return Drop(DropReason::kWrongJob, state);
+  if (!state.job) [[unlikely]]
+    return Drop(DropReason::kNoJob, state);
+  if (header.job_id != state.job->job_id) [[unlikely]]
+    return Drop(DropReason::kWrongJob, state);
 
-  const auto peer = state.peers.find(ctx.source.Key());
-  if (peer == state.peers.end()) return Drop(DropReason::kUnknownPeer, state);
-  ctx.peer = peer->second;
+  const Peer* peer = state.peers.Find(ctx.source);
+  if (peer == nullptr) [[unlikely]]
+    return Drop(DropReason::kUnknownPeer, state);
+  ctx.peer = *peer;
 
   const PathEntry* entry = MatchPath(header.type, ctx.peer.role);
-  if (entry == nullptr) return Drop(DropReason::kUnexpectedType, state);
-  if (header.node_id != ctx.peer.id) return Drop(DropReason::kNodeIdMismatch, state);
-  if (header.epoch > kMaxEpoch) return Drop(DropReason::kEpochOutOfRange, state);
+  if (entry == nullptr) [[unlikely]]
+    return Drop(DropReason::kUnexpectedType, state);
+  if (header.node_id != ctx.peer.id) [[unlikely]]
+    return Drop(DropReason::kNodeIdMismatch, state);
+  if (header.epoch > kMaxEpoch) [[unlikely]]
+    return Drop(DropReason::kEpochOutOfRange, state);
 
   const std::size_t max_slots = entry->carries_slots ? state.slots_per_packet : 0;
-  if (header.slot_count > max_slots) return Drop(DropReason::kTooManySlots, state);
+  if (header.slot_count > max_slots) [[unlikely]]
+    return Drop(DropReason::kTooManySlots, state);
+  // One pass over all slots without a branch per slot: which indices are out
+  // of range, masked by the valid ones (an invalid slot's index means nothing).
+  std::uint64_t out_of_range = 0;
   for (std::size_t j = 0; j < header.slot_count; ++j) {
-    const wire::Slot& slot = ctx.message.slots[j];
-    if (slot.valid && slot.index >= state.cells_per_array) {
-      return Drop(DropReason::kCellIndexOutOfRange, state);
-    }
+    out_of_range |= std::uint64_t{ctx.index[j] >= state.cells_per_array} << j;
+  }
+  if ((out_of_range & ctx.valid_slots) != 0) [[unlikely]] {
+    return Drop(DropReason::kCellIndexOutOfRange, state);
   }
 
   ctx.epoch_tag = EpochTag(header.epoch);

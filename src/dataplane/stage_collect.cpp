@@ -3,7 +3,7 @@
 namespace libra::dataplane {
 
 void CollectStage(PacketContext& ctx, PipelineState& state, OutputBatch& out) {
-  const wire::Header& request = ctx.header();
+  const wire::Header& request = ctx.header;
   state.counters.Count(Event::kCollectPackets);
 
   const ReadInEpoch::Output finished =
@@ -29,7 +29,7 @@ void CollectStage(PacketContext& ctx, PipelineState& state, OutputBatch& out) {
   std::array<wire::Slot, wire::kMaxSlots> slots;
   const std::size_t bank_base = std::size_t{ctx.bank} * state.cells_per_array;
   for (std::size_t j = 0; j < request.slot_count; ++j) {
-    const wire::Slot& asked = ctx.message.slots[j];
+    const wire::Slot asked = ctx.slot(j);
     slots[j] = wire::Slot{asked.valid, false, asked.index, 0};
     if (!asked.valid) continue;
     const ReadInEpoch::Output cell =

@@ -3,7 +3,7 @@
 namespace libra::dataplane {
 
 SeqVerdict DedupStage(PacketContext& ctx, PipelineState& state) {
-  const wire::Header& header = ctx.header();
+  const wire::Header& header = ctx.header;
   const auto window = static_cast<std::uint32_t>(state.profile.dedup_window);
   const std::size_t cell = std::size_t{ctx.peer.id} * window + header.seq % window;
   const SeqVerdict verdict =

@@ -3,7 +3,7 @@
 namespace libra::dataplane {
 
 void FinStage(PacketContext& ctx, PipelineState& state, OutputBatch& out) {
-  const wire::Header& header = ctx.header();
+  const wire::Header& header = ctx.header;
   const std::size_t worker = ctx.peer.id;
   state.counters.Count(Event::kFinPackets);
 

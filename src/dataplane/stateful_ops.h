@@ -56,19 +56,21 @@ struct AccumulateValue {
 
   Output operator()(RegisterPair& cell) const {
     const CellAction action = kEpochCellTable[static_cast<int>(CompareEpochTags(tag, cell.hi))];
-    switch (action) {
-      case CellAction::kKeep:
-        break;
-      case CellAction::kAdd: {
-        const SaturatingSum sum = SaturatingAdd(static_cast<std::int32_t>(cell.lo), addend);
-        cell.lo = static_cast<std::uint32_t>(sum.value);
-        if (sum.saturated || mark_saturated) cell.hi |= kSaturatedTagBit;
-        break;
+    // kAdd first: all but the first packet of an epoch to reach a cell add.
+    if (action == CellAction::kAdd) [[likely]] {
+      // The saturating add, spelled out so that the common case is one add
+      // and one overflow test.
+      std::int32_t sum = 0;
+      if (__builtin_add_overflow(static_cast<std::int32_t>(cell.lo), addend, &sum)) [[unlikely]] {
+        sum = addend > 0 ? INT32_MAX : INT32_MIN;
+        cell.hi |= kSaturatedTagBit;
       }
-      case CellAction::kReplace:
-        cell.lo = static_cast<std::uint32_t>(addend);
-        cell.hi = tag | (mark_saturated ? kSaturatedTagBit : 0u);
-        break;
+      cell.lo = static_cast<std::uint32_t>(sum);
+      if (mark_saturated) [[unlikely]]
+        cell.hi |= kSaturatedTagBit;
+    } else if (action == CellAction::kReplace) {
+      cell.lo = static_cast<std::uint32_t>(addend);
+      cell.hi = tag | (mark_saturated ? kSaturatedTagBit : 0u);
     }
     return {action, (cell.hi & kSaturatedTagBit) != 0};
   }

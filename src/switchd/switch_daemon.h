@@ -22,7 +22,7 @@ struct SwitchdOptions {
   dataplane::PipelineProfile profile = dataplane::PipelineProfile::Tofino1();
   double drop_rate = 0;  // injected loss, on ingress and on egress
   std::uint64_t drop_seed = 1;
-  std::size_t batch = 64;  // datagrams per recvmmsg / sendmmsg
+  std::size_t batch = 256;  // datagrams per recvmmsg / sendmmsg
 };
 
 class SwitchDaemon {

@@ -8,7 +8,7 @@
 namespace libra::switchd {
 
 struct SwitchdBenchmarkOptions {
-  int senders = 3;
+  int senders = 4;
   int slots_per_packet = 32;
   std::uint32_t cells_per_array = 8192;
   int window = 64;  // un-ACKed DATA packets per sender (at most the dedup window)
@@ -21,7 +21,13 @@ struct SwitchdBenchmarkResult {
   std::uint64_t switch_data_packets = 0;
   std::uint64_t switch_values_aggregated = 0;
   double seconds = 0;
+  // CPU time, user + system, of the switch's thread and of the whole process
+  // (switch and senders) during the run. On a shared machine the switch's
+  // rate per CPU second is what one core of switchd sustains.
+  double switch_cpu_seconds = 0;
+  double process_cpu_seconds = 0;
   double packets_per_second = 0;
+  double packets_per_switch_cpu_second = 0;
   double values_per_second = 0;
 };
 

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -19,13 +20,23 @@ namespace libra::switchd {
 class UdpSocket {
  public:
   // Binds to `local` (port 0: the kernel picks one); throws std::system_error.
-  explicit UdpSocket(const UdpEndpoint& local, int buffer_bytes = 4 << 20);
+  // The kernel queues are asked for buffer_bytes each way (capped by
+  // net.core.rmem_max / wmem_max; forced past the cap when running as root).
+  explicit UdpSocket(const UdpEndpoint& local, int buffer_bytes = 8 << 20);
   ~UdpSocket();
   UdpSocket(const UdpSocket&) = delete;
   UdpSocket& operator=(const UdpSocket&) = delete;
 
   int fd() const { return fd_; }
   UdpEndpoint local() const;
+
+  // Asks the kernel to pass segmented sends to this socket as one message
+  // (UDP_GRO); read it with a coalescing ReceiveBatch. False when the kernel
+  // cannot.
+  bool EnableReceiveCoalescing();
+
+  // Waiting receives (ReceiveBatch::ReceiveWaiting) give up after this long.
+  void SetReceiveTimeout(int milliseconds);
 
   // Sends one datagram; false on error.
   bool SendTo(std::span<const std::uint8_t> bytes, const UdpEndpoint& to);
@@ -37,46 +48,93 @@ class UdpSocket {
   int fd_ = -1;
 };
 
-// Reusable buffers for recvmmsg: one call takes up to `capacity` datagrams.
+// Reusable buffers for recvmmsg: one call takes up to `capacity` messages.
+//
+// With coalescing (the socket's EnableReceiveCoalescing succeeded), the
+// kernel hands over a run of same-sized datagrams that one sender sent as a
+// segmented send (UDP GSO) as one message of up to 64 KiB, and a control
+// message gives the segment size; the batch splits it back into datagrams.
+// One such message costs the kernel about what one datagram does, which on
+// loopback is most of the cost of a datagram.
 class ReceiveBatch {
  public:
-  explicit ReceiveBatch(std::size_t capacity);
+  explicit ReceiveBatch(std::size_t capacity, bool coalesced = false);
+  ReceiveBatch(const ReceiveBatch&) = delete;  // the headers point into the buffers
+  ReceiveBatch& operator=(const ReceiveBatch&) = delete;
 
-  // Receives what is queued, up to capacity, without waiting; returns the
-  // number received (0 when none).
+  // Receives what is queued, up to capacity messages, without waiting;
+  // returns the number of datagrams received (0 when none).
   std::size_t Receive(int fd);
+  // Waits for the first message (at most the socket's SO_RCVTIMEO), then
+  // takes what else is queued, up to capacity: one system call either way.
+  std::size_t ReceiveWaiting(int fd);
   std::span<const std::uint8_t> payload(std::size_t i) const {
-    return {buffers_[i].data(), headers_[i].msg_len};
+    return {buffers_.get() + datagrams_[i].offset, datagrams_[i].length};
   }
   UdpEndpoint source(std::size_t i) const;
 
  private:
+  struct Datagram {
+    std::size_t offset;     // into buffers_
+    std::uint32_t length;   // bytes
+    std::uint32_t message;  // which received message (for its source)
+  };
+
+  std::size_t ReceiveWithFlags(int fd, int flags);
+
   // Larger than the biggest message, so that an oversized datagram is seen
   // (and counted) as oversized rather than cut to size.
   static constexpr std::size_t kBufferBytes = wire::kMaxMessageBytes + 64;
+  static constexpr std::size_t kCoalescedBufferBytes = 65536;
+  static constexpr std::size_t kControlBytes = 64;
+
+  std::size_t buffer_bytes_;
   std::vector<mmsghdr> headers_;
   std::vector<iovec> iovecs_;
   std::vector<sockaddr_in> addresses_;
-  std::vector<std::array<std::uint8_t, kBufferBytes>> buffers_;
+  std::vector<std::array<char, kControlBytes>> controls_;
+  // Left uninitialised: a page is touched only once the kernel writes to it.
+  std::unique_ptr<std::uint8_t[]> buffers_;
+  std::vector<Datagram> datagrams_;
 };
 
 // Datagrams waiting for one sendmmsg; flushes by itself when full.
+//
+// With segmentation on, each run of consecutive datagrams to the same
+// destination with the same length (up to 64) leaves as one segmented send
+// (UDP GSO): the receiver still gets separate datagrams, or one coalesced
+// message if it asked for them (ReceiveBatch), and the kernel's per-datagram
+// work is done once per run.
 class SendQueue {
  public:
-  SendQueue(int fd, std::size_t capacity);
+  SendQueue(int fd, std::size_t capacity, bool segmentation = false);
 
+  // Copies `bytes` into the queue.
   void Push(std::span<const std::uint8_t> bytes, const UdpEndpoint& to);
+  // Queues `bytes` without copying them: they must stay valid and unchanged
+  // until the next Flush (the switch's output buffers live that long).
+  void PushView(std::span<const std::uint8_t> bytes, const UdpEndpoint& to);
   // Sends everything queued.
   void Flush();
   // Datagrams the kernel refused so far.
   std::uint64_t refused() const { return refused_; }
 
  private:
+  // Groups the queued datagrams into messages (runs, when segmenting).
+  std::size_t BuildMessages();
+  // Sends message m's datagrams one by one (a segmented send was refused).
+  void SendUnsegmented(std::size_t m);
+
+  static constexpr std::size_t kMaxSegments = 64;  // the kernel's UDP_MAX_SEGMENTS
+  static constexpr std::size_t kMaxSegmentedBytes = 60000;
+
   int fd_;
-  std::vector<mmsghdr> headers_;
+  bool segmentation_;
   std::vector<iovec> iovecs_;
   std::vector<sockaddr_in> addresses_;
   std::vector<std::array<std::uint8_t, wire::kMaxMessageBytes>> buffers_;
+  std::vector<mmsghdr> messages_;
+  std::vector<std::array<char, 64>> controls_;
   std::size_t queued_ = 0;
   std::uint64_t refused_ = 0;
 };

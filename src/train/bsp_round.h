@@ -14,8 +14,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "ps/sarray.h"
 #include "ps/base.h"
+#include "ps/sarray.h"
 
 namespace libra::train {
 

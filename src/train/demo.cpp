@@ -28,8 +28,8 @@ std::string EnsureSyntheticData(const DemoOptions& options) {
   SyntheticOptions synthetic;
   synthetic.rows = options.rows;
   synthetic.seed = options.seed;
-  std::cout << "generating " << options.rows << " rows of synthetic CTR data into "
-            << path.string() << " ..." << std::endl;
+  std::cout << "generating " << options.rows << " rows of synthetic CTR data into " << path.string()
+            << " ..." << std::endl;
   const auto start = std::chrono::steady_clock::now();
   const fs::path partial = path.string() + ".partial";
   SyntheticWorkload(synthetic).Write(partial.string());

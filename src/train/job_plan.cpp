@@ -2,8 +2,7 @@
 
 namespace libra::train {
 
-JobPlan JobPlan::Make(uint64_t total_rows, double test_fraction, uint32_t workers,
-                      uint32_t batch) {
+JobPlan JobPlan::Make(uint64_t total_rows, double test_fraction, uint32_t workers, uint32_t batch) {
   JobPlan plan;
   plan.total_rows = total_rows;
   plan.test_rows = static_cast<uint64_t>(static_cast<double>(total_rows) * test_fraction);

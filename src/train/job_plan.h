@@ -24,8 +24,7 @@ struct JobPlan {
   // count everywhere); a worker whose rows ran out pushes an empty gradient.
   uint64_t iterations_per_epoch = 0;
 
-  static JobPlan Make(uint64_t total_rows, double test_fraction, uint32_t workers,
-                      uint32_t batch);
+  static JobPlan Make(uint64_t total_rows, double test_fraction, uint32_t workers, uint32_t batch);
 
   // Training rows of worker `rank`: the first this-many rows of its shard.
   uint64_t TrainRowsOfWorker(uint32_t rank) const;

@@ -16,14 +16,17 @@ int RoleOrder(const std::string& role) {
 
 }  // namespace
 
-NodeReporter::NodeReporter() : app_(std::make_unique<ps::SimpleApp>(kAppId, 0)) {
+// As in PS-lite, a server's or the scheduler's customer of an app has the
+// app's id; a worker's has the id its requests carry (0 here).
+NodeReporter::NodeReporter()
+    : app_(std::make_unique<ps::SimpleApp>(kAppId, ps::IsWorker() ? 0 : kAppId)) {
   app_->set_request_handle([this](const ps::SimpleData& request, ps::SimpleApp* app) {
     app->Response(request, Describe().dump());
   });
   app_->set_response_handle([this](const ps::SimpleData& response, ps::SimpleApp*) {
     nlohmann::json entry = nlohmann::json::parse(response.body, nullptr, false);
-    if (entry.is_discarded()) entry = {{"error", "unreadable report from node " +
-                                                     std::to_string(response.sender)}};
+    if (entry.is_discarded())
+      entry = {{"error", "unreadable report from node " + std::to_string(response.sender)}};
     std::lock_guard<std::mutex> lock(mu_);
     gathered_.push_back(std::move(entry));
   });

@@ -7,8 +7,8 @@
 
 namespace libra::train {
 
-SyncOptimizerServer::SyncOptimizerServer(const ModelConfig& model,
-                                         const OptimizerConfig& optimizer, uint32_t num_workers)
+SyncOptimizerServer::SyncOptimizerServer(const ModelConfig& model, const OptimizerConfig& optimizer,
+                                         uint32_t num_workers)
     : model_(CreateModel(model)),
       optimizer_(CreateOptimizer(optimizer)),
       table_(*model_, *optimizer_),
@@ -17,9 +17,8 @@ SyncOptimizerServer::SyncOptimizerServer(const ModelConfig& model,
 void SyncOptimizerServer::Serve(ps::KVServer<float>* server) {
   server->set_request_handle(
       [this](const ps::KVMeta& meta, const ps::KVPairs<float>& data, ps::KVServer<float>* s) {
-        Handle(meta, data, [s](const ps::KVMeta& m, const ps::KVPairs<float>& r) {
-          s->Response(m, r);
-        });
+        Handle(meta, data,
+               [s](const ps::KVMeta& m, const ps::KVPairs<float>& r) { s->Response(m, r); });
       });
 }
 
@@ -38,9 +37,9 @@ void SyncOptimizerServer::Handle(const ps::KVMeta& meta, const ps::KVPairs<float
   if (data.vals.size() != data.keys.size() * length || !lens_ok || meta.num_merged < 1) {
     // The sender still waits for this iteration, so the push counts (as one
     // contribution, with no gradient) instead of stalling every worker.
-    LOG(ERROR) << "push from node " << meta.sender << " has " << data.vals.size()
-               << " values for " << data.keys.size() << " keys of length " << length
-               << " (num_merged " << meta.num_merged << "): gradient ignored";
+    LOG(ERROR) << "push from node " << meta.sender << " has " << data.vals.size() << " values for "
+               << data.keys.size() << " keys of length " << length << " (num_merged "
+               << meta.num_merged << "): gradient ignored";
     ++stats_.malformed_pushes;
     request.meta.num_merged = 1;
     request.data.vals = ps::SArray<float>();

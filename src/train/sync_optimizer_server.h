@@ -31,13 +31,13 @@
 namespace libra::train {
 
 struct SyncServerStats {
-  uint64_t rounds = 0;           // iterations applied
-  uint64_t pushes = 0;           // push requests taken (one per worker per round)
-  uint64_t pulls = 0;            // pull requests answered
-  uint64_t keys_updated = 0;     // optimizer steps, one per key per round
-  uint64_t malformed_pushes = 0; // wrong value count: counted, gradient ignored
-  uint64_t deferred_pushes = 0;  // arrived while their sender's previous round was open
-  size_t parameters = 0;         // keys held
+  uint64_t rounds = 0;            // iterations applied
+  uint64_t pushes = 0;            // push requests taken (one per worker per round)
+  uint64_t pulls = 0;             // pull requests answered
+  uint64_t keys_updated = 0;      // optimizer steps, one per key per round
+  uint64_t malformed_pushes = 0;  // wrong value count: counted, gradient ignored
+  uint64_t deferred_pushes = 0;   // arrived while their sender's previous round was open
+  size_t parameters = 0;          // keys held
 };
 
 class SyncOptimizerServer {
@@ -75,8 +75,8 @@ class SyncOptimizerServer {
   std::unique_ptr<Optimizer> optimizer_;
   ParameterTable table_;
   BspRound round_;
-  std::vector<HeldRequest> held_;      // this round's pushes, answered when it completes
-  std::deque<HeldRequest> next_round_; // pushes that arrived early, oldest first
+  std::vector<HeldRequest> held_;       // this round's pushes, answered when it completes
+  std::deque<HeldRequest> next_round_;  // pushes that arrived early, oldest first
   SyncServerStats stats_;
   std::vector<ps::Key> merged_keys_;
   std::vector<float> merged_sums_;

@@ -52,8 +52,13 @@ json Summarise(std::vector<float> ms) {
   std::sort(ms.begin(), ms.end());
   double sum = 0;
   for (float m : ms) sum += m;
-  auto at = [&](double q) { return ms[std::min(ms.size() - 1, static_cast<size_t>(q * ms.size()))]; };
-  return {{"mean", sum / ms.size()}, {"p50", at(0.5)}, {"p90", at(0.9)}, {"p99", at(0.99)},
+  auto at = [&](double q) {
+    return ms[std::min(ms.size() - 1, static_cast<size_t>(q * ms.size()))];
+  };
+  return {{"mean", sum / ms.size()},
+          {"p50", at(0.5)},
+          {"p90", at(0.9)},
+          {"p99", at(0.99)},
           {"max", ms.back()}};
 }
 
@@ -159,8 +164,8 @@ void PrintProgress(const WorkerProgress& p, uint32_t epochs, int workers) {
   std::cout << line << std::endl;
 }
 
-int RunWorker(const TrainJobConfig& config, const ModelConfig& model_config,
-              NodeReporter* reporter, Clock::time_point start) {
+int RunWorker(const TrainJobConfig& config, const ModelConfig& model_config, NodeReporter* reporter,
+              Clock::time_point start) {
   const int rank = ps::MyRank();
   const int workers = ps::NumWorkers();
   const bool lead = rank == 0;  // worker 0 also evaluates and reports
@@ -210,16 +215,16 @@ int RunWorker(const TrainJobConfig& config, const ModelConfig& model_config,
                            {"eval_seconds", SecondsSince(eval_start)}});
     char line[200];
     std::snprintf(line, sizeof(line),
-                  "epoch %u/%u done in %.1f s: %.0f samples/s, held-out log loss %.4f, AUC %.4f",
-                  e, config.epochs, mine.seconds, samples_per_second, test_metrics.log_loss,
+                  "epoch %u/%u done in %.1f s: %.0f samples/s, held-out log loss %.4f, AUC %.4f", e,
+                  config.epochs, mine.seconds, samples_per_second, test_metrics.log_loss,
                   test_metrics.auc);
     std::cout << line << std::endl;
   }
 
   json mine = json::array();
   for (const WorkerEpoch& e : epochs) {
-    mine.push_back({{"epoch", e.epoch}, {"loss_sum", e.loss_sum}, {"rows", e.rows},
-                    {"seconds", e.seconds}});
+    mine.push_back(
+        {{"epoch", e.epoch}, {"loss_sum", e.loss_sum}, {"rows", e.rows}, {"seconds", e.seconds}});
   }
   const uint64_t train_rows = train.rows();
   reporter->SetDetails([mine, train_rows] {
@@ -267,21 +272,26 @@ uint32_t NumFieldsOf(const std::string& path) {
 }
 
 std::vector<std::string> TrainNodeCommand(const std::string& self, const TrainJobConfig& c) {
-  std::vector<std::string> args{self,
-                                "train",
-                                "--data", c.data_path,
-                                "--model", ModelKindName(c.model.kind),
-                                "--embedding-dim", std::to_string(c.model.embedding_dim),
-                                "--num-fields", std::to_string(c.model.num_fields),
-                                "--optimizer", OptimizerKindName(c.optimizer.kind),
-                                "--lr", Text(c.optimizer.learning_rate),
-                                "--l1", Text(c.optimizer.l1),
-                                "--l2", Text(c.optimizer.l2),
-                                "--epochs", std::to_string(c.epochs),
-                                "--batch", std::to_string(c.batch),
-                                "--seed", std::to_string(c.model.seed),
-                                "--test-fraction", Text(c.test_fraction),
-                                "--progress-interval", Text(c.progress_interval_s)};
+  const std::pair<const char*, std::string> flags[] = {
+      {"--data", c.data_path},
+      {"--model", ModelKindName(c.model.kind)},
+      {"--embedding-dim", std::to_string(c.model.embedding_dim)},
+      {"--num-fields", std::to_string(c.model.num_fields)},
+      {"--optimizer", OptimizerKindName(c.optimizer.kind)},
+      {"--lr", Text(c.optimizer.learning_rate)},
+      {"--l1", Text(c.optimizer.l1)},
+      {"--l2", Text(c.optimizer.l2)},
+      {"--epochs", std::to_string(c.epochs)},
+      {"--batch", std::to_string(c.batch)},
+      {"--seed", std::to_string(c.model.seed)},
+      {"--test-fraction", Text(c.test_fraction)},
+      {"--progress-interval", Text(c.progress_interval_s)},
+  };
+  std::vector<std::string> args{self, "train"};
+  for (const auto& [flag, value] : flags) {
+    args.push_back(flag);
+    args.push_back(value);
+  }
   if (c.skip_bad_lines) args.push_back("--skip-bad-lines");
   if (!c.print_summary) args.push_back("--no-summary");
   if (!c.json_path.empty()) {
@@ -359,15 +369,15 @@ int LaunchLocalTraining(TrainJobConfig config, const std::string& self) {
         JobPlan::Make(stats.rows, config.test_fraction, config.workers, config.batch);
     if (plan.train_rows == 0 || plan.test_rows == 0) {
       std::cerr << "libra train: " << config.data_path << ": " << stats.rows
-                << " rows are too few for a training and a held-out part (--test-fraction "
-                << config.test_fraction << ")\n";
+                << " rows with --test-fraction " << config.test_fraction << " leave "
+                << plan.train_rows << " training and " << plan.test_rows
+                << " held-out rows; both must be non-empty\n";
       return 1;
     }
     std::cout << "training " << ModelKindName(config.model.kind) << " on " << config.data_path
-              << ": " << plan.train_rows << " training rows, " << plan.test_rows
-              << " held out; " << config.workers << " workers x batch " << config.batch << ", "
-              << config.servers << " servers, " << OptimizerKindName(config.optimizer.kind)
-              << "\n";
+              << ": " << plan.train_rows << " training rows, " << plan.test_rows << " held out; "
+              << config.workers << " worker(s) x batch " << config.batch << ", " << config.servers
+              << " server(s), " << OptimizerKindName(config.optimizer.kind) << "\n";
     CreateModel(config.model);
     CreateOptimizer(config.optimizer);
   } catch (const std::exception& e) {

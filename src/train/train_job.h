@@ -14,19 +14,19 @@ namespace libra::train {
 
 struct TrainJobConfig {
   std::string data_path;
-  ModelConfig model;          // num_fields: 0 means "from the data file"
+  ModelConfig model;  // num_fields: 0 means "from the data file"
   OptimizerConfig optimizer;
   uint32_t epochs = 1;
-  uint32_t batch = 1000;      // per worker; an iteration covers workers * batch rows
+  uint32_t batch = 1000;  // per worker; an iteration covers workers * batch rows
   double test_fraction = 0.1;
   bool skip_bad_lines = false;
-  std::string json_path;      // worker 0 writes the report here ("" for none)
+  std::string json_path;  // worker 0 writes the report here ("" for none)
   double progress_interval_s = 2.0;
   bool print_summary = true;  // worker 0 prints the summary table at the end
   // Local launch only (a node learns the job's size from DMLC_*).
   int workers = 1;
   int servers = 1;
-  double timeout_s = 0;       // 0: no limit
+  double timeout_s = 0;  // 0: no limit
 };
 
 // The argument list that runs one node of `config`'s job: `self train ...`,

@@ -12,7 +12,13 @@ std::string Format(const char* format, double value) {
   return buf;
 }
 
-std::string Megabytes(uint64_t bytes) { return Format("%.1f MB", static_cast<double>(bytes) / 1e6); }
+std::string Count(int n, const std::string& noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
+std::string Megabytes(uint64_t bytes) {
+  return Format("%.1f MB", static_cast<double>(bytes) / 1e6);
+}
 
 }  // namespace
 
@@ -20,10 +26,11 @@ void PrintTrainSummary(std::ostream& out, const nlohmann::json& report) {
   const nlohmann::json& config = report.at("config");
   const nlohmann::json& final = report.at("final");
   out << "\n"
-      << "  model            " << config.value("model", "?") << " (" << config.value("optimizer", "?")
-      << "), " << config.value("workers", 0) << " workers x batch "
-      << config.value("batch_per_worker", 0) << ", " << config.value("servers", 0)
-      << " servers, " << config.value("epochs", 0) << " epochs\n"
+      << "  model            " << config.value("model", "?") << " ("
+      << config.value("optimizer", "?") << "), " << Count(config.value("workers", 0), "worker")
+      << " x batch " << config.value("batch_per_worker", 0) << ", "
+      << Count(config.value("servers", 0), "server") << ", "
+      << Count(config.value("epochs", 0), "epoch") << "\n"
       << "  samples/s        "
       << Format("%.0f", report.at("throughput").value("samples_per_second", 0.0)) << "\n"
       << "  held-out loss    " << Format("%.4f", final.value("test_log_loss", 0.0)) << "\n"

@@ -6,6 +6,8 @@
 
 #include <bit>
 #include <cmath>
+#include <map>
+#include <random>
 #include <vector>
 
 #include "dataplane/stateful_ops.h"
@@ -340,6 +342,75 @@ TEST_F(ProgramTest, MalformedPacketsAreDroppedByReason) {
   EXPECT_TRUE(SendData(0, kMaxEpoch + 1, 0, {}).empty());
   EXPECT_EQ(Drops(DropReason::kEpochOutOfRange), 1u);
   EXPECT_EQ(program_.counters().TotalDrops(), 8u);
+}
+
+TEST_F(ProgramTest, InvalidSlotsAreIgnoredWhateverTheirIndex) {
+  // Slot 1 is a hole whose index is out of range: it must neither drop the
+  // packet nor touch a cell.
+  wire::Header header;
+  header.type = MessageType::kData;
+  header.job_id = kJob;
+  header.slot_count = 3;
+  const std::array<wire::Slot, 3> slots = {wire::Slot{true, false, 2, Bits(1.5f)},
+                                           wire::Slot{false, false, kCells + 5, Bits(9.0f)},
+                                           wire::Slot{true, false, 3, Bits(-0.5f)}};
+  std::vector<std::uint8_t> bytes(wire::EncodedSize(3));
+  ASSERT_EQ(wire::Encode(header, slots, bytes), bytes.size());
+  ASSERT_EQ(Send(bytes, WorkerAddress(0)).size(), 1u);
+  EXPECT_EQ(program_.counters().TotalDrops(), 0u);
+  EXPECT_EQ(program_.counters()[Event::kValuesAggregated], 2u);
+  for (int w = 1; w < kWorkers; ++w) SendData(w, 0, 0, {});
+  for (int w = 0; w < kWorkers; ++w) SendFin(w, 0, 1);
+  const auto result = SendCollect(0, 0, {{0, 2, 0}, {1, kCells - 1, 0}, {2, 3, 0}});
+  ASSERT_EQ(result.size(), 1u);
+  EXPECT_EQ(Float(result[0].message.slots[0].value), 1.5f);
+  EXPECT_EQ(Float(result[0].message.slots[1].value), 0.0f);
+  EXPECT_EQ(Float(result[0].message.slots[2].value), -0.5f);
+}
+
+// Many random packets (random holes, cells, magnitudes up to saturation)
+// against a straightforward reference of the same fixed-point arithmetic.
+TEST_F(ProgramTest, RandomEpochMatchesReferenceSums) {
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> coin(0, 3);
+  std::uniform_int_distribution<std::uint32_t> cell(0, kCells - 1);
+  std::uniform_real_distribution<float> small(-2.0f, 2.0f);
+  const FixedPointCodec codec(kScale);
+  std::map<std::pair<int, std::uint32_t>, std::int32_t> sums;  // (array, cell) -> fixed sum
+  std::map<std::pair<int, std::uint32_t>, bool> flagged;
+  constexpr std::uint32_t kPackets = 40;
+  for (std::uint32_t seq = 0; seq < kPackets; ++seq) {
+    for (int w = 0; w < kWorkers; ++w) {
+      std::vector<SlotValue> values;
+      for (int j = 0; j < kSlots; ++j) {
+        if (coin(rng) == 0) continue;  // a hole
+        const float x = coin(rng) == 0 && seq % 7 == 0 ? 30000.0f : small(rng);
+        values.push_back({j, cell(rng), x});
+      }
+      ASSERT_EQ(SendData(w, 0, seq, values).size(), 1u);
+      for (const SlotValue& v : values) {
+        const FixedValue fixed = codec.ToFixed(Bits(v.value));
+        const SaturatingSum sum = SaturatingAdd(sums[{v.slot, v.index}], fixed.value);
+        sums[{v.slot, v.index}] = sum.value;
+        if (sum.saturated || fixed.status != ConversionStatus::kOk)
+          flagged[{v.slot, v.index}] = true;
+      }
+    }
+  }
+  for (int w = 0; w < kWorkers; ++w) SendFin(w, 0, kPackets);
+  EXPECT_EQ(program_.counters().TotalDrops(), 0u);
+  for (std::uint32_t i = 0; i < kCells; ++i) {
+    std::vector<SlotValue> ask;
+    for (int j = 0; j < kSlots; ++j) ask.push_back({j, i, 0});
+    const auto result = SendCollect(0, 0, ask);
+    ASSERT_EQ(result.size(), 1u);
+    for (int j = 0; j < kSlots; ++j) {
+      const auto key = std::make_pair(j, i);
+      const std::int32_t expected = sums.count(key) != 0 ? sums[key] : 0;
+      EXPECT_EQ(result[0].message.slots[j].value, codec.ToFloatBits(expected)) << j << "," << i;
+      EXPECT_EQ(result[0].message.slots[j].saturated, flagged.count(key) != 0) << j << "," << i;
+    }
+  }
 }
 
 TEST_F(ProgramTest, UpdateIsReplicatedToEveryWorker) {

@@ -43,6 +43,19 @@ TEST(LibsvmParserTest, ParsesLabelsAndFeatures) {
   EXPECT_FLOAT_EQ(d.values[4], 4.0f);
 }
 
+TEST(DatasetTest, StatsCountTheRowsOfTheWholeFileWhateverTheShard) {
+  TempDir dir;
+  const auto path = dir.Write("rows.svm", "1 1:1\n0 2:1\n\n1 3:1\nbad\n0 4:1\n1 5:1\n");
+  for (const bool cache : {false, true, true}) {  // text, then build and read the cache
+    ReadStats stats;
+    const Dataset shard = ReadDataset(
+        path, {.skip_bad_lines = true, .shard = 1, .num_shards = 2, .use_cache = cache}, &stats);
+    EXPECT_EQ(shard.rows(), 2u);
+    EXPECT_EQ(stats.rows, 5u) << "cache " << cache;
+    EXPECT_EQ(stats.bad_lines, 1u);
+  }
+}
+
 TEST(LibsvmParserTest, BadLineNamesFileLineAndProblem) {
   TempDir dir;
   const auto path = dir.Write("bad.svm", "1 1:1\n2 1:1\n");

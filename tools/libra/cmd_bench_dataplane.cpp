@@ -32,7 +32,9 @@ int RunBenchDataplane(const BenchDataplaneFlags& flags) {
                                  {"packets", r.packets},
                                  {"values", r.values},
                                  {"seconds", r.seconds},
+                                 {"cpu_seconds", r.cpu_seconds},
                                  {"packets_per_second", r.packets_per_second},
+                                 {"packets_per_cpu_second", r.packets_per_cpu_second},
                                  {"values_per_second", r.values_per_second},
                                  {"register_bits_used", r.register_bits_used},
                                  {"register_bits_budget", r.register_bits_budget},
@@ -41,6 +43,7 @@ int RunBenchDataplane(const BenchDataplaneFlags& flags) {
   std::printf("%-28s %14s\n", "dataplane (one thread)", "");
   std::printf("%-28s %14d\n", "slots per packet", flags.options.slots_per_packet);
   std::printf("%-28s %14.2f M/s\n", "packets", r.packets_per_second / 1e6);
+  std::printf("%-28s %14.2f M/s\n", "packets per CPU second", r.packets_per_cpu_second / 1e6);
   std::printf("%-28s %14.1f M/s\n", "values", r.values_per_second / 1e6);
   std::printf("%-28s %13.1f %%\n", "register memory (tofino1)", 100 * r.register_share);
   if (!flags.json_path.empty()) {

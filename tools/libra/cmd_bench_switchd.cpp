@@ -35,7 +35,10 @@ int RunBenchSwitchd(const BenchSwitchdFlags& flags) {
                                  {"packets_sent", r.packets_sent},
                                  {"switch_data_packets", r.switch_data_packets},
                                  {"switch_values_aggregated", r.switch_values_aggregated},
+                                 {"switch_cpu_seconds", r.switch_cpu_seconds},
+                                 {"process_cpu_seconds", r.process_cpu_seconds},
                                  {"packets_per_second", r.packets_per_second},
+                                 {"packets_per_switch_cpu_second", r.packets_per_switch_cpu_second},
                                  {"values_per_second", r.values_per_second},
                                  {"hardware_threads", std::thread::hardware_concurrency()},
                                  {"target_packets_per_second", 5e5}};
@@ -44,6 +47,9 @@ int RunBenchSwitchd(const BenchSwitchdFlags& flags) {
   std::printf("%-28s %14llu\n", "DATA packets ACKed",
               static_cast<unsigned long long>(r.packets_acked));
   std::printf("%-28s %14.0f /s\n", "DATA packets", r.packets_per_second);
+  std::printf("%-28s %14.0f /s\n", "per switch CPU second", r.packets_per_switch_cpu_second);
+  std::printf("%-28s %14.2f us\n", "process CPU per packet",
+              1e6 * r.process_cpu_seconds / static_cast<double>(r.packets_acked));
   std::printf("%-28s %14.1f M/s\n", "values", r.values_per_second / 1e6);
   if (!flags.json_path.empty()) {
     std::ofstream out(flags.json_path);

@@ -99,8 +99,7 @@ void AddTrainCommand(CLI::App& parent, Runner& run) {
   sub->add_option("--embedding-dim", config->model.embedding_dim, "FM/DeepFM embedding size")
       ->capture_default_str()
       ->check(CLI::Range(1u, 1024u));
-  sub->add_option("--num-fields", config->model.num_fields,
-                  "DeepFM fields (0: from the data file)")
+  sub->add_option("--num-fields", config->model.num_fields, "DeepFM fields (0: from the data file)")
       ->default_val(0u);
   sub->add_option("--seed", config->model.seed, "Seed of the initial parameters")
       ->capture_default_str();
@@ -114,10 +113,12 @@ void AddTrainCommand(CLI::App& parent, Runner& run) {
                   "Seconds between progress lines")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  sub->add_option("--timeout", config->timeout_s, "Stop a local job after this many seconds (0: never)")
+  sub->add_option("--timeout", config->timeout_s,
+                  "Stop a local job after this many seconds (0: never)")
       ->capture_default_str();
-  sub->add_flag("--no-summary", [config](int64_t) { config->print_summary = false; },
-                "Worker 0 prints no summary table (set for the nodes of a local job)");
+  sub->add_flag(
+      "--no-summary", [config](int64_t) { config->print_summary = false; },
+      "Worker 0 prints no summary table (set for the nodes of a local job)");
   sub->callback([&run, config] { run = [config] { return RunTrain(*config); }; });
 }
 

@@ -5,8 +5,9 @@
 
 int main(int argc, char** argv) {
   using namespace libra::tool;
-  CLI::App app{"libra: in-network aggregation of hot parameters for sparse "
-               "parameter-server training"};
+  CLI::App app{
+      "libra: in-network aggregation of hot parameters for sparse "
+      "parameter-server training"};
   app.require_subcommand(1);
   Runner run;
 
@@ -19,14 +20,11 @@ int main(int argc, char** argv) {
   AddSwitchdCommand(app, run);
   AddSwitchdStatsCommand(app, run);
 
-
-
   CLI::App* bench = app.add_subcommand("bench", "Benchmarks that print and write JSON");
   bench->require_subcommand(1);
   AddBenchKvCommand(*bench, run);
   AddBenchDataplaneCommand(*bench, run);
   AddBenchSwitchdCommand(*bench, run);
-
 
   CLI11_PARSE(app, argc, argv);
   if (!run) {

@@ -1,0 +1,108 @@
+// The server side of the hot path.
+//
+// HotCollector owns the cells of the hot keys this server is responsible
+// for. When the switch announces READY(e) it reads those cells with COLLECT
+// packets (re-asking on timeout; reads are idempotent), assembles the
+// epoch's aggregated values (float32 sums, converted by the switch) and hands
+// them to a callback in epoch order. The server applies them and sends the
+// keys' new values back with PublishUpdate; the switch replicates them to
+// every worker. docs/hotpath.md describes the threads, timeouts and guarantees.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "libra/hot_set.h"
+#include "libra/hotpath_options.h"
+#include "libra/switch_job.h"
+
+namespace libra::hotpath {
+
+struct HotCollectorOptions {
+  std::uint32_t job_id = 0;
+  std::uint16_t server_id = 0;
+  UdpEndpoint switch_address;
+  UdpEndpoint local{0x7f000001, 0};
+  std::uint32_t num_workers = 1;  // N: each sum covers this many pushes
+  std::uint32_t first_epoch = 0;  // the first epoch to collect
+  // COLLECT requests outstanding at once.
+  std::uint32_t window = 64;
+  RetryPolicy retry;
+  // With no READY for the next epoch this long, one COLLECT asks whether it
+  // is complete (a lost READY costs this much, never the epoch). An answer
+  // NOT_READY is asked again after the same interval.
+  std::chrono::milliseconds ready_poll{20};
+};
+
+// One epoch's aggregate of this server's hot keys: keys ascending, vals
+// key after key, lens per key, as a PS-lite push carries them.
+struct CollectedEpoch {
+  std::uint32_t epoch = 0;
+  HotPathStatus status = HotPathStatus::kOk;  // kSwitchUnresponsive: no values
+  std::uint32_t num_merged = 0;               // workers summed into each value
+  std::vector<hot::Key> keys;
+  std::vector<float> vals;
+  std::vector<int> lens;
+  // Keys with a saturated (or rejected) value: their sum is not exact, and
+  // the server must aggregate them itself from the workers' retained values.
+  std::vector<hot::Key> saturated_keys;
+};
+
+struct HotCollectorCounters {
+  std::uint64_t epochs_collected = 0;
+  std::uint64_t epochs_failed = 0;
+  std::uint64_t ready_received = 0;
+  std::uint64_t ready_polls = 0;
+  std::uint64_t collect_packets = 0;  // first transmissions
+  std::uint64_t retransmissions = 0;
+  std::uint64_t timeouts = 0;
+  std::uint64_t results = 0;
+  std::uint64_t not_ready = 0;
+  std::uint64_t duplicate_results = 0;
+  std::uint64_t saturated_values = 0;
+  std::uint64_t update_packets = 0;
+  std::uint64_t packets_sent = 0;
+  std::uint64_t bytes_sent = 0;
+  std::uint64_t packets_received = 0;
+  std::uint64_t bytes_received = 0;
+  std::uint64_t ignored_packets = 0;  // malformed, foreign job, unexpected type or epoch
+  std::uint64_t send_errors = 0;
+};
+
+class HotCollector {
+  // Called on the I/O thread, in epoch order; it may call PublishUpdate.
+ public:
+  using EpochCallback = std::function<void(CollectedEpoch)>;
+
+  // `owned_keys`: the hot keys this server owns (each must be in the hot
+  // set). Binds the socket and starts the I/O thread. Throws
+  // std::invalid_argument on bad options or keys, std::system_error when the
+  // socket cannot be bound.
+  HotCollector(std::shared_ptr<const hot::HotSet> hot_set, std::span<const hot::Key> owned_keys,
+               HotCollectorOptions options, EpochCallback on_epoch);
+  ~HotCollector();
+  HotCollector(const HotCollector&) = delete;
+  HotCollector& operator=(const HotCollector&) = delete;
+
+  UdpEndpoint local() const;
+
+  // Sends the new values of every owned key after epoch `epoch` as UPDATE
+  // packets; the switch replicates them to every worker. `keys` must be the
+  // owned keys (any order), `vals` their values key after key. UPDATE is not
+  // acknowledged: a lost one is a replica gap the workers detect and repair.
+  // Throws std::invalid_argument when keys or vals do not match.
+  void PublishUpdate(std::uint32_t epoch, std::span<const hot::Key> keys,
+                     std::span<const float> vals);
+
+  HotCollectorCounters counters() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace libra::hotpath

@@ -1,0 +1,34 @@
+// What the two host-side engines of the hot path (HotSender on workers,
+// HotCollector on servers) share: how they retry, and how an epoch ended.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string_view>
+
+namespace libra::hotpath {
+
+// Retransmission on timeout with exponential backoff. The timeout starts at
+// `initial_timeout`, doubles after every timeout up to `max_timeout`, and
+// returns to `initial_timeout` whenever the switch answers. After
+// `max_retries` timeouts in a row without any answer the switch is reported
+// unresponsive; the worst case before that report is bounded by
+// ~ initial * 2^k + (max_retries - k) * max_timeout.
+struct RetryPolicy {
+  std::chrono::microseconds initial_timeout{std::chrono::milliseconds(5)};
+  std::chrono::microseconds max_timeout{std::chrono::milliseconds(100)};
+  int max_retries = 12;
+
+  // Throws std::invalid_argument naming the bad field.
+  void Validate() const;
+};
+
+enum class HotPathStatus : std::uint8_t {
+  kOk,                  // done
+  kSwitchUnresponsive,  // retries exhausted: the caller falls back to the servers
+  kTimeout,             // a bounded wait ran out (Pull)
+  kShutdown,            // the engine was destroyed before it finished
+};
+std::string_view HotPathStatusName(HotPathStatus status);
+
+}  // namespace libra::hotpath

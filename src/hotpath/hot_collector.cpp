@@ -1,0 +1,380 @@
+#include <algorithm>
+#include <bit>
+#include <deque>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "hotpath/datagram_socket.h"
+#include "hotpath/hot_packets.h"
+#include "hotpath/retry_clock.h"
+#include "libra/hotpath_collector.h"
+
+namespace libra::hotpath {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr std::size_t kBatch = 64;
+constexpr auto kIdleWake = std::chrono::milliseconds(50);
+
+std::vector<hot::Key> SortedOwnedKeys(const hot::HotSet& hot_set, std::span<const hot::Key> keys) {
+  std::vector<hot::Key> sorted(keys.begin(), keys.end());
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+    throw std::invalid_argument("hot collector: an owned key is listed twice");
+  }
+  for (const hot::Key key : sorted) {
+    if (!hot_set.IsHot(key)) {
+      throw std::invalid_argument("hot collector: owned key " + std::to_string(key) +
+                                  " is not in the hot set");
+    }
+  }
+  return sorted;
+}
+
+}  // namespace
+
+struct HotCollector::Impl {
+  Impl(std::shared_ptr<const hot::HotSet> hot_set_in, std::span<const hot::Key> owned,
+       HotCollectorOptions options_in, EpochCallback callback)
+      : hot_set(std::move(hot_set_in)),
+        options(Checked(options_in, *hot_set)),
+        socket(options.local),
+        owned_keys(SortedOwnedKeys(*hot_set, owned)),
+        packer(hot_set->layout().num_arrays),
+        out(socket.fd(), options.switch_address, kBatch),
+        next_epoch(options.first_epoch),
+        last_poll(Clock::now()),
+        retry(options.retry),
+        on_epoch(std::move(callback)) {
+    for (const hot::Key key : owned_keys) {
+      lens.push_back(static_cast<int>(hot_set->keys()[hot_set->Find(key)].value_len));
+      first_value.push_back(num_values);
+      for (int v = 0; v < lens.back(); ++v) key_of_value.push_back(first_value.size() - 1);
+      num_values += static_cast<std::uint32_t>(lens.back());
+    }
+    wire::Header header;
+    header.type = wire::MessageType::kCollect;
+    header.job_id = options.job_id;
+    header.node_id = options.server_id;
+    plan = PackHotValues(*hot_set, packer, header, owned_keys, first_value, {});
+    io = std::thread([this] { Run(); });
+  }
+
+  ~Impl() {
+    {
+      std::lock_guard lock(mutex);
+      stopping = true;
+    }
+    socket.Wake();
+    io.join();
+  }
+
+  static const HotCollectorOptions& Checked(const HotCollectorOptions& options,
+                                            const hot::HotSet& hot_set) {
+    options.retry.Validate();
+    if (options.window == 0) throw std::invalid_argument("hot collector: window is 0");
+    if (options.num_workers == 0) throw std::invalid_argument("hot collector: num_workers is 0");
+    if (hot_set.layout().num_arrays > wire::kMaxSlots) {
+      throw std::invalid_argument("hot collector: more register arrays than slots in a packet");
+    }
+    return options;
+  }
+
+  void Run();
+  void HandleDatagram(std::span<const std::uint8_t> bytes);
+  void HandleResult(const wire::Message& result);
+  void HandleReady(std::uint32_t epoch);
+  void Progress(Clock::time_point now);
+  void Start();
+  void Finish(HotPathStatus status);
+
+  std::uint32_t plan_packets() const { return static_cast<std::uint32_t>(plan.packets.size()); }
+
+  std::shared_ptr<const hot::HotSet> hot_set;
+  const HotCollectorOptions options;
+  DatagramSocket socket;
+
+  // What this server collects, fixed at construction: its keys ascending and
+  // the COLLECT packets that read their cells (the epoch is patched in).
+  const std::vector<hot::Key> owned_keys;
+  std::vector<int> lens;
+  std::vector<std::uint32_t> first_value;
+  std::vector<std::size_t> key_of_value;
+  std::uint32_t num_values = 0;
+  hot::LayoutAwarePacker packer;  // used under publish_mutex after construction
+  PackedValues plan;
+
+  std::mutex publish_mutex;
+  mutable std::mutex mutex;
+  SendBatch out;
+  bool stopping = false;
+  std::uint32_t next_epoch;                 // the epoch to collect (and deliver) next
+  std::optional<std::uint32_t> ready_upto;  // newest epoch known complete
+  bool collecting = false;
+  std::vector<bool> answered;
+  std::vector<Clock::time_point> sent_at;
+  std::uint32_t next_to_send = 0;
+  std::uint32_t answered_count = 0;
+  std::vector<float> vals;
+  std::vector<bool> key_saturated;
+  Clock::time_point last_poll;
+  std::deque<EncodedPacket> updates;  // UPDATE packets waiting for the I/O thread
+  RetryClock retry;
+  HotCollectorCounters counters;
+  EpochCallback on_epoch;
+  std::vector<CollectedEpoch> deliveries;
+
+  std::thread io;
+};
+
+void HotCollector::Impl::Run() {
+  ReceivedBatch batch(kBatch);
+  Clock::time_point deadline = Clock::now();
+  std::vector<CollectedEpoch> to_deliver;
+  for (;;) {
+    socket.WaitUntil(deadline);
+    {
+      std::lock_guard lock(mutex);
+      if (stopping) return;
+      for (std::size_t n; (n = batch.Receive(socket.fd())) > 0;) {
+        for (std::size_t i = 0; i < n; ++i) HandleDatagram(batch.payload(i));
+        if (n < kBatch) break;
+      }
+      const Clock::time_point now = Clock::now();
+      for (const EncodedPacket& update : updates) out.Add(update.view());
+      Progress(now);
+      out.Flush();
+      updates.clear();
+      counters.packets_sent = out.packets_sent();
+      counters.bytes_sent = out.bytes_sent();
+      counters.send_errors = out.errors();
+
+      deadline = now + kIdleWake;
+      if (collecting) {
+        for (std::uint32_t k = 0; k < next_to_send; ++k) {
+          if (!answered[k]) deadline = std::min(deadline, sent_at[k] + retry.timeout());
+        }
+      } else if (plan_packets() > 0) {
+        deadline = std::min(deadline, last_poll + options.ready_poll);
+      }
+      to_deliver.swap(deliveries);
+    }
+    for (CollectedEpoch& epoch : to_deliver) on_epoch(std::move(epoch));
+    to_deliver.clear();
+  }
+}
+
+void HotCollector::Impl::HandleDatagram(std::span<const std::uint8_t> bytes) {
+  ++counters.packets_received;
+  counters.bytes_received += bytes.size();
+  wire::Message message;
+  if (wire::Decode(bytes, &message) != wire::DecodeError::kNone ||
+      message.header.job_id != options.job_id || message.header.node_id != options.server_id) {
+    ++counters.ignored_packets;
+    return;
+  }
+  if (message.header.type == wire::MessageType::kResult) {
+    HandleResult(message);
+  } else if (message.header.type == wire::MessageType::kReady) {
+    ++counters.ready_received;
+    HandleReady(message.header.epoch);
+  } else {
+    ++counters.ignored_packets;
+  }
+}
+
+void HotCollector::Impl::HandleReady(std::uint32_t epoch) {
+  if (epoch < next_epoch) return;  // a READY resent or for an epoch already done
+  ready_upto = std::max(ready_upto.value_or(epoch), epoch);
+  if (plan_packets() > 0) return;
+  // Nothing to read: every ready epoch is complete at once.
+  while (next_epoch <= *ready_upto) Finish(HotPathStatus::kOk);
+}
+
+void HotCollector::Impl::HandleResult(const wire::Message& result) {
+  const wire::Header& header = result.header;
+  if (header.epoch != next_epoch || header.seq >= plan_packets()) {
+    ++counters.duplicate_results;  // an answer to a resend of an epoch already done
+    return;
+  }
+  retry.OnProgress();
+  if ((header.flags & wire::kFlagNotReady) != 0) {
+    // READY follows the last FIN, so only a poll, or a READY for a later
+    // epoch than this server expects (a misconfigured first_epoch), can be
+    // early: go back to waiting for READY and polling.
+    ++counters.not_ready;
+    if (collecting && answered_count == 0) {
+      collecting = false;
+      ready_upto.reset();
+      last_poll = Clock::now();
+    }
+    return;
+  }
+  if (!collecting) {
+    // The answer to a poll: the epoch is complete although its READY was lost.
+    ready_upto = std::max(ready_upto.value_or(next_epoch), next_epoch);
+    Start();
+  }
+  const std::uint32_t k = header.seq;
+  const std::uint32_t num_arrays = hot_set->layout().num_arrays;
+  const std::uint16_t expected_slots = wire::LoadBig16(&plan.packets[k].bytes[10]);
+  if (header.slot_count != expected_slots) {
+    ++counters.ignored_packets;
+    return;
+  }
+  if (answered[k]) {
+    ++counters.duplicate_results;
+    return;
+  }
+  answered[k] = true;
+  ++answered_count;
+  ++counters.results;
+  for (std::uint32_t j = 0; j < header.slot_count; ++j) {
+    const std::uint32_t position = plan.value_of_slot[std::size_t{k} * num_arrays + j];
+    if (position == kNoValue) continue;
+    vals[position] = std::bit_cast<float>(result.slots[j].value);
+    if (result.slots[j].saturated) {
+      key_saturated[key_of_value[position]] = true;
+      ++counters.saturated_values;
+    }
+  }
+  if (answered_count == plan_packets()) Finish(HotPathStatus::kOk);
+}
+
+void HotCollector::Impl::Start() {
+  // `out` may still point at these packets with the previous epoch in them.
+  out.Flush();
+  for (EncodedPacket& packet : plan.packets) {
+    packet.SetEpoch(next_epoch);
+    packet.SetFlags(0);
+  }
+  collecting = true;
+  answered.assign(plan_packets(), false);
+  sent_at.assign(plan_packets(), Clock::time_point{});
+  next_to_send = 0;
+  answered_count = 0;
+  vals.assign(num_values, 0.0f);
+  key_saturated.assign(owned_keys.size(), false);
+}
+
+void HotCollector::Impl::Finish(HotPathStatus status) {
+  CollectedEpoch epoch;
+  epoch.epoch = next_epoch;
+  epoch.status = status;
+  epoch.num_merged = options.num_workers;
+  if (status == HotPathStatus::kOk) {
+    epoch.keys = owned_keys;
+    epoch.vals = std::move(vals);
+    epoch.lens = lens;
+    for (std::size_t i = 0; i < owned_keys.size(); ++i) {
+      if (key_saturated[i]) epoch.saturated_keys.push_back(owned_keys[i]);
+    }
+    ++counters.epochs_collected;
+  } else {
+    ++counters.epochs_failed;
+  }
+  deliveries.push_back(std::move(epoch));
+  vals.clear();
+  collecting = false;
+  ++next_epoch;
+  retry.OnProgress();
+}
+
+void HotCollector::Impl::Progress(Clock::time_point now) {
+  if (plan_packets() == 0) return;
+  if (!collecting) {
+    if (ready_upto && *ready_upto >= next_epoch) {
+      Start();
+    } else {
+      if (now < last_poll + options.ready_poll) return;
+      // Ask for the first packet: NOT_READY, or the data itself if READY was lost.
+      plan.packets[0].SetEpoch(next_epoch);
+      plan.packets[0].SetFlags(0);
+      out.Add(plan.packets[0].view());
+      last_poll = now;
+      ++counters.ready_polls;
+      return;
+    }
+  }
+  // One expiry backs off once, however many requests it covers.
+  const auto timeout = retry.timeout();
+  bool timed_out = false;
+  std::uint32_t outstanding = 0;
+  for (std::uint32_t k = 0; k < next_to_send; ++k) {
+    if (answered[k]) continue;
+    ++outstanding;
+    if (now < sent_at[k] + timeout) continue;
+    if (!timed_out) {
+      timed_out = true;
+      ++counters.timeouts;
+      if (!retry.OnTimeout()) {
+        Finish(HotPathStatus::kSwitchUnresponsive);
+        return;
+      }
+    }
+    plan.packets[k].SetFlags(wire::kFlagRetransmission);
+    out.Add(plan.packets[k].view());
+    sent_at[k] = now;
+    ++counters.retransmissions;
+  }
+  // New requests, at most `window` outstanding; a packet answered by a poll
+  // is not asked again.
+  for (; outstanding < options.window && next_to_send < plan_packets(); ++next_to_send) {
+    if (answered[next_to_send]) continue;
+    out.Add(plan.packets[next_to_send].view());
+    sent_at[next_to_send] = now;
+    ++outstanding;
+    ++counters.collect_packets;
+  }
+}
+
+HotCollector::HotCollector(std::shared_ptr<const hot::HotSet> hot_set,
+                           std::span<const hot::Key> owned_keys, HotCollectorOptions options,
+                           EpochCallback on_epoch) {
+  if (hot_set == nullptr) throw std::invalid_argument("hot collector: no hot set");
+  if (!on_epoch) throw std::invalid_argument("hot collector: no epoch callback");
+  impl_ = std::make_unique<Impl>(std::move(hot_set), owned_keys, options, std::move(on_epoch));
+}
+
+HotCollector::~HotCollector() = default;
+
+UdpEndpoint HotCollector::local() const { return impl_->socket.local(); }
+
+void HotCollector::PublishUpdate(std::uint32_t epoch, std::span<const hot::Key> keys,
+                                 std::span<const float> vals) {
+  Impl& impl = *impl_;
+  const std::vector<std::uint32_t> first_value = CheckHotValues(*impl.hot_set, keys, vals, {});
+  std::vector<hot::Key> sorted(keys.begin(), keys.end());
+  std::sort(sorted.begin(), sorted.end());
+  if (sorted != impl.owned_keys) {
+    throw std::invalid_argument(
+        "hot update: the keys must be exactly the server's hot keys, each once (" +
+        std::to_string(keys.size()) + " given, " + std::to_string(impl.owned_keys.size()) +
+        " owned)");
+  }
+  wire::Header header;
+  header.type = wire::MessageType::kUpdate;
+  header.job_id = impl.options.job_id;
+  header.node_id = impl.options.server_id;
+  header.epoch = epoch;
+  PackedValues packed;
+  {
+    std::lock_guard lock(impl.publish_mutex);
+    packed = PackHotValues(*impl.hot_set, impl.packer, header, keys, first_value, vals);
+  }
+  {
+    std::lock_guard lock(impl.mutex);
+    for (EncodedPacket& packet : packed.packets) impl.updates.push_back(packet);
+    impl.counters.update_packets += packed.packets.size();
+  }
+  impl.socket.Wake();
+}
+
+HotCollectorCounters HotCollector::counters() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->counters;
+}
+
+}  // namespace libra::hotpath

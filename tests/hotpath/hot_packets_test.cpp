@@ -1,0 +1,128 @@
+// Packing a push into wire packets: every value lands exactly once, in the
+// slot of its register array, with the right cell and bits; bad pushes are
+// refused with the offending key named.
+#include "hotpath/hot_packets.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <map>
+
+#include "libra/placement.h"
+
+namespace libra::hotpath {
+namespace {
+
+using hot::CellAddress;
+using hot::HotKey;
+using hot::HotSet;
+
+HotSet MakeHotSet() {
+  std::vector<HotKey> keys;
+  for (std::uint32_t k = 0; k < 20; ++k) keys.push_back({1000 + k, 1 + k % 3, 100u - k});
+  return hot::PlaceHotSet(keys, hot::SwitchLayout{4, 16, 2}, hot::HeatPlacement());
+}
+
+TEST(HotPackets, EveryValueGoesOnceToItsArraySlot) {
+  const HotSet set = MakeHotSet();
+  std::vector<hot::Key> keys = {1019, 1000, 1005, 1007, 1012};
+  std::vector<float> vals;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, float> expected;  // (array, index) -> value
+  for (const hot::Key key : keys) {
+    const auto cells = set.CellsOf(set.Find(key));
+    for (const CellAddress& cell : cells) {
+      vals.push_back(0.25f * static_cast<float>(vals.size()) - 1.0f);
+      expected[{cell.array, cell.index}] = vals.back();
+    }
+  }
+  const auto first_value = CheckHotValues(set, keys, vals, {});
+  hot::LayoutAwarePacker packer(4);
+  wire::Header header;
+  header.type = wire::MessageType::kData;
+  header.job_id = 7;
+  header.node_id = 2;
+  header.epoch = 5;
+  const PackedValues packed = PackHotValues(set, packer, header, keys, first_value, vals);
+  ASSERT_FALSE(packed.packets.empty());
+  ASSERT_EQ(packed.value_of_slot.size(), packed.packets.size() * 4);
+
+  std::size_t values_seen = 0;
+  for (std::size_t k = 0; k < packed.packets.size(); ++k) {
+    wire::Message message;
+    ASSERT_EQ(wire::Decode(packed.packets[k].view(), &message), wire::DecodeError::kNone);
+    EXPECT_EQ(message.header.type, wire::MessageType::kData);
+    EXPECT_EQ(message.header.job_id, 7u);
+    EXPECT_EQ(message.header.node_id, 2u);
+    EXPECT_EQ(message.header.epoch, 5u);
+    EXPECT_EQ(message.header.seq, k);
+    ASSERT_LE(message.header.slot_count, 4u);
+    // Trailing holes are cut, so the last slot always carries a value.
+    ASSERT_GT(message.header.slot_count, 0u);
+    EXPECT_TRUE(message.slots[message.header.slot_count - 1].valid);
+    for (std::uint32_t j = 0; j < message.header.slot_count; ++j) {
+      const wire::Slot& slot = message.slots[j];
+      const std::uint32_t position = packed.value_of_slot[k * 4 + j];
+      if (!slot.valid) {
+        EXPECT_EQ(position, kNoValue);
+        continue;
+      }
+      const auto it = expected.find({j, slot.index});
+      ASSERT_NE(it, expected.end()) << "slot " << j << " names a cell of another array";
+      EXPECT_EQ(std::bit_cast<float>(slot.value), it->second);
+      EXPECT_EQ(vals[position], it->second);
+      expected.erase(it);
+      ++values_seen;
+    }
+  }
+  EXPECT_TRUE(expected.empty());
+  EXPECT_EQ(values_seen, vals.size());
+}
+
+TEST(HotPackets, EncodedPacketPatchesEpochAndFlagsInPlace) {
+  const HotSet set = MakeHotSet();
+  const std::vector<hot::Key> keys = {1001};
+  hot::LayoutAwarePacker packer(4);
+  wire::Header header;
+  header.type = wire::MessageType::kCollect;
+  const std::vector<std::uint32_t> first_value = {0};
+  PackedValues packed = PackHotValues(set, packer, header, keys, first_value, {});
+  ASSERT_EQ(packed.packets.size(), 1u);
+  packed.packets[0].SetEpoch(123456);
+  packed.packets[0].SetFlags(wire::kFlagRetransmission);
+  wire::Message message;
+  ASSERT_EQ(wire::Decode(packed.packets[0].view(), &message), wire::DecodeError::kNone);
+  EXPECT_EQ(message.header.epoch, 123456u);
+  EXPECT_EQ(message.header.flags, wire::kFlagRetransmission);
+  EXPECT_EQ(message.header.type, wire::MessageType::kCollect);
+  for (std::uint32_t j = 0; j < message.header.slot_count; ++j) {
+    EXPECT_EQ(message.slots[j].value, 0u);  // COLLECT carries no values
+  }
+}
+
+TEST(HotPackets, AnEmptyPushHasNoPackets) {
+  const HotSet set = MakeHotSet();
+  hot::LayoutAwarePacker packer(4);
+  const PackedValues packed = PackHotValues(set, packer, wire::Header{}, {}, {}, {});
+  EXPECT_TRUE(packed.packets.empty());
+}
+
+TEST(HotPackets, BadPushesAreRefusedWithTheKeyNamed) {
+  const HotSet set = MakeHotSet();
+  const std::vector<hot::Key> cold = {1000, 42};
+  const std::vector<float> two = {1, 2};
+  EXPECT_THAT([&] { CheckHotValues(set, cold, two, {}); },
+              ::testing::ThrowsMessage<std::invalid_argument>(::testing::HasSubstr("42")));
+  // Key 1001 has 2 values.
+  const std::vector<hot::Key> one = {1001};
+  const std::vector<int> wrong_len = {1};
+  EXPECT_THAT([&] { CheckHotValues(set, one, std::vector<float>{1}, wrong_len); },
+              ::testing::ThrowsMessage<std::invalid_argument>(::testing::HasSubstr("1001")));
+  EXPECT_THROW(CheckHotValues(set, one, std::vector<float>{1, 2, 3}, {}), std::invalid_argument);
+  EXPECT_THROW(CheckHotValues(set, one, two, std::vector<int>{2, 2}), std::invalid_argument);
+  const std::vector<std::uint32_t> first = CheckHotValues(set, one, two, std::vector<int>{2});
+  EXPECT_EQ(first, std::vector<std::uint32_t>{0});
+}
+
+}  // namespace
+}  // namespace libra::hotpath

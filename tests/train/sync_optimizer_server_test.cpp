@@ -1,0 +1,276 @@
+// The servers' BSP request handle, driven directly (no network): held
+// responses, rank-order merging, num_merged, and bad pushes.
+#include "train/sync_optimizer_server.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "ps/internal/postoffice.h"
+#include "train/batch.h"
+#include "train/bsp_round.h"
+#include "train/every_server_slicer.h"
+#include "train/job_plan.h"
+
+namespace libra::train {
+namespace {
+
+using Keys = std::vector<ps::Key>;
+using Values = std::vector<float>;
+
+int Worker(int rank) { return ps::Postoffice::WorkerRankToID(rank); }
+
+ps::KVMeta PushMeta(int sender, int num_merged = 1, int timestamp = 0) {
+  ps::KVMeta meta{};
+  meta.push = true;
+  meta.pull = false;
+  meta.sender = sender;
+  meta.timestamp = timestamp;
+  meta.num_merged = num_merged;
+  return meta;
+}
+
+ps::KVMeta PullMeta(int sender) {
+  ps::KVMeta meta{};
+  meta.push = false;
+  meta.pull = true;
+  meta.sender = sender;
+  return meta;
+}
+
+ps::KVPairs<float> Pairs(const Keys& keys, const Values& vals = {}) {
+  ps::KVPairs<float> kv;
+  kv.keys = ps::SArray<ps::Key>(keys);
+  if (!vals.empty()) kv.vals = ps::SArray<float>(vals);
+  return kv;
+}
+
+// Records every response the handle sends.
+struct Responses {
+  std::vector<std::pair<ps::KVMeta, ps::KVPairs<float>>> sent;
+  SyncOptimizerServer::Respond Sink() {
+    return [this](const ps::KVMeta& m, const ps::KVPairs<float>& r) { sent.emplace_back(m, r); };
+  }
+};
+
+Values Pull(SyncOptimizerServer& server, const Keys& keys) {
+  Responses r;
+  server.Handle(PullMeta(Worker(0)), Pairs(keys), r.Sink());
+  EXPECT_EQ(r.sent.size(), 1u);
+  return Values(r.sent.at(0).second.vals.begin(), r.sent.at(0).second.vals.end());
+}
+
+ModelConfig Lr() { return {.kind = ModelKind::kLogisticRegression, .seed = 3}; }
+ModelConfig Fm() {
+  return {.kind = ModelKind::kFactorizationMachine, .embedding_dim = 2, .seed = 3};
+}
+
+TEST(BspRoundTest, MergesInSenderOrderWhateverTheArrivalOrder) {
+  // Float addition is not associative: 1e8 + 1 - 1e8 depends on the order.
+  const Keys k{7};
+  const Values big{1e8f}, one{1.0f}, minus_big{-1e8f};
+  std::vector<float> sums_a, sums_b;
+  Keys keys_a, keys_b;
+  BspRound a(3, 1), b(3, 1);
+  ASSERT_TRUE(a.Add(Worker(0), 1, ps::SArray<ps::Key>(k), ps::SArray<float>(big)));
+  ASSERT_TRUE(a.Add(Worker(1), 1, ps::SArray<ps::Key>(k), ps::SArray<float>(one)));
+  ASSERT_TRUE(a.Add(Worker(2), 1, ps::SArray<ps::Key>(k), ps::SArray<float>(minus_big)));
+  ASSERT_TRUE(b.Add(Worker(2), 1, ps::SArray<ps::Key>(k), ps::SArray<float>(minus_big)));
+  ASSERT_TRUE(b.Add(Worker(1), 1, ps::SArray<ps::Key>(k), ps::SArray<float>(one)));
+  ASSERT_TRUE(b.Add(Worker(0), 1, ps::SArray<ps::Key>(k), ps::SArray<float>(big)));
+  ASSERT_TRUE(a.complete());
+  ASSERT_TRUE(b.complete());
+  a.Merge(&keys_a, &sums_a);
+  b.Merge(&keys_b, &sums_b);
+  EXPECT_EQ(keys_a, keys_b);
+  EXPECT_EQ(std::memcmp(sums_a.data(), sums_b.data(), sizeof(float)), 0);
+  EXPECT_EQ(sums_a[0], (0.0f + 1e8f + 1.0f) + -1e8f);
+}
+
+TEST(BspRoundTest, RefusesASecondPushOfOneSenderAndOvershooting) {
+  BspRound round(2, 1);
+  const ps::SArray<ps::Key> k(Keys{1});
+  const ps::SArray<float> v(Values{1.0f});
+  EXPECT_TRUE(round.Add(Worker(0), 1, k, v));
+  EXPECT_FALSE(round.Add(Worker(0), 1, k, v));
+  EXPECT_FALSE(round.Add(Worker(1), 2, k, v));
+  EXPECT_EQ(round.contributions(), 1u);
+  EXPECT_TRUE(round.Add(Worker(1), 1, k, v));
+  EXPECT_TRUE(round.complete());
+  round.Clear();
+  EXPECT_EQ(round.contributions(), 0u);
+}
+
+TEST(SyncOptimizerServerTest, HoldsPushesUntilEveryWorkerHasPushed) {
+  SyncOptimizerServer server(Lr(), {.kind = OptimizerKind::kSgd, .learning_rate = 1.0f}, 2);
+  const Keys keys{10, 20};
+  const Values before = Pull(server, keys);
+  Responses r;
+  server.Handle(PushMeta(Worker(0)), Pairs(keys, {1.0f, 2.0f}), r.Sink());
+  EXPECT_TRUE(r.sent.empty()) << "answered before the second worker pushed";
+  EXPECT_EQ(Pull(server, keys), before) << "a half-done iteration must not be visible";
+  server.Handle(PushMeta(Worker(1)), Pairs({20}, {4.0f}), r.Sink());
+  ASSERT_EQ(r.sent.size(), 2u);
+  const Values after = Pull(server, keys);
+  // SGD, lr 1: w -= sum / N with N = 2 for every key (a worker without the
+  // key contributed zero).
+  EXPECT_FLOAT_EQ(after[0], before[0] - 1.0f / 2);
+  EXPECT_FLOAT_EQ(after[1], before[1] - (2.0f + 4.0f) / 2);
+  EXPECT_EQ(server.stats().rounds, 1u);
+  EXPECT_EQ(server.stats().pushes, 2u);
+}
+
+TEST(SyncOptimizerServerTest, AnEmptyPushCountsAsAContribution) {
+  SyncOptimizerServer server(Lr(), {.kind = OptimizerKind::kSgd, .learning_rate = 1.0f}, 2);
+  Responses r;
+  server.Handle(PushMeta(Worker(0)), Pairs({5}, {1.0f}), r.Sink());
+  server.Handle(PushMeta(Worker(1)), Pairs({}), r.Sink());
+  EXPECT_EQ(r.sent.size(), 2u);
+  EXPECT_EQ(server.stats().rounds, 1u);
+}
+
+// The final parameters after rounds of pushes given as (sender, num_merged, gradient per key).
+struct Push {
+  int sender;
+  int num_merged;
+  Values gradients;
+};
+
+uint64_t Train(const ModelConfig& model, const OptimizerConfig& optimizer, uint32_t workers,
+               const std::vector<std::vector<Push>>& rounds, const Keys& keys) {
+  SyncOptimizerServer server(model, optimizer, workers);
+  Responses r;
+  for (const auto& round : rounds) {
+    for (const Push& p : round) {
+      server.Handle(PushMeta(p.sender, p.num_merged), Pairs(keys, p.gradients), r.Sink());
+    }
+  }
+  EXPECT_EQ(server.stats().rounds, rounds.size());
+  return server.Fingerprint();
+}
+
+class NumMergedTest : public ::testing::TestWithParam<OptimizerKind> {};
+
+TEST_P(NumMergedTest, APushOfTwoWorkersSumEqualsTheirTwoPushes) {
+  const OptimizerConfig optimizer{
+      .kind = GetParam(), .learning_rate = 0.1f, .l1 = 0.01f, .l2 = 0.01f};
+  const Keys keys{3, 9};  // FM: 3 values per key
+  const Values g0{0.5f, -0.25f, 0.125f, 1.5f, 0.3f, -0.7f};
+  const Values g1{-0.1f, 0.75f, 0.2f, 0.6f, -0.9f, 0.05f};
+  const Values g2{0.4f, 0.4f, -0.3f, 0.2f, 0.1f, 0.9f};
+  Values g01(g0.size());
+  for (size_t i = 0; i < g0.size(); ++i) g01[i] = 0.0f + g0[i] + g1[i];  // as the server adds
+  const std::vector<std::vector<Push>> separate{
+      {{Worker(0), 1, g0}, {Worker(1), 1, g1}, {Worker(2), 1, g2}},
+      {{Worker(2), 1, g1}, {Worker(0), 1, g0}, {Worker(1), 1, g1}}};
+  // Workers 0 and 1 arrive as one push (as the switch will deliver hot keys).
+  const int switch_id = 1;
+  const std::vector<std::vector<Push>> merged{{{switch_id, 2, g01}, {Worker(2), 1, g2}},
+                                              {{Worker(2), 1, g1}, {switch_id, 2, g01}}};
+  const uint64_t a = Train(Fm(), optimizer, 3, separate, keys);
+  const uint64_t b = Train(Fm(), optimizer, 3, merged, keys);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, Train(Fm(), optimizer, 3, {}, keys)) << "the pushes changed nothing";
+}
+
+INSTANTIATE_TEST_SUITE_P(AllOptimizers, NumMergedTest,
+                         ::testing::Values(OptimizerKind::kSgd, OptimizerKind::kAdagrad,
+                                           OptimizerKind::kFtrl),
+                         [](const auto& info) { return OptimizerKindName(info.param); });
+
+TEST(SyncOptimizerServerTest, ArrivalOrderDoesNotChangeTheModel) {
+  const OptimizerConfig adagrad{.kind = OptimizerKind::kAdagrad, .learning_rate = 0.3f};
+  const Keys keys{1, 2};
+  const Values a{1e-3f, 7.0f}, b{3.3f, -1e-4f}, c{-3.3f, 2.2f};
+  const uint64_t forward =
+      Train(Lr(), adagrad, 3, {{{Worker(0), 1, a}, {Worker(1), 1, b}, {Worker(2), 1, c}}}, keys);
+  const uint64_t backward =
+      Train(Lr(), adagrad, 3, {{{Worker(2), 1, c}, {Worker(1), 1, b}, {Worker(0), 1, a}}}, keys);
+  EXPECT_EQ(forward, backward);
+}
+
+TEST(SyncOptimizerServerTest, AnEarlyPushWaitsForTheNextRound) {
+  SyncOptimizerServer server(Lr(), {.kind = OptimizerKind::kSgd, .learning_rate = 1.0f}, 2);
+  const Keys keys{4};
+  const float w0 = Pull(server, keys)[0];
+  Responses r;
+  server.Handle(PushMeta(Worker(0), 1, 1), Pairs(keys, {1.0f}), r.Sink());
+  server.Handle(PushMeta(Worker(0), 1, 2), Pairs(keys, {10.0f}), r.Sink());  // next iteration
+  EXPECT_EQ(server.stats().deferred_pushes, 1u);
+  server.Handle(PushMeta(Worker(1), 1, 1), Pairs(keys, {1.0f}), r.Sink());
+  ASSERT_EQ(r.sent.size(), 2u);
+  EXPECT_EQ(server.stats().rounds, 1u);
+  EXPECT_FLOAT_EQ(Pull(server, keys)[0], w0 - 1.0f);
+  server.Handle(PushMeta(Worker(1), 1, 2), Pairs(keys, {2.0f}), r.Sink());
+  EXPECT_EQ(r.sent.size(), 4u);
+  EXPECT_FLOAT_EQ(Pull(server, keys)[0], w0 - 1.0f - 6.0f);
+}
+
+TEST(SyncOptimizerServerTest, AMalformedPushIsCountedAndDoesNotStallTheRound) {
+  SyncOptimizerServer server(Lr(), {.kind = OptimizerKind::kSgd, .learning_rate = 1.0f}, 2);
+  const Keys keys{4, 5};
+  const Values before = Pull(server, keys);
+  Responses r;
+  server.Handle(PushMeta(Worker(0)), Pairs(keys, {1.0f}), r.Sink());  // one value for two keys
+  server.Handle(PushMeta(Worker(1)), Pairs(keys, {2.0f, 2.0f}), r.Sink());
+  EXPECT_EQ(r.sent.size(), 2u);
+  EXPECT_EQ(server.stats().malformed_pushes, 1u);
+  const Values after = Pull(server, keys);
+  EXPECT_FLOAT_EQ(after[0], before[0] - 1.0f);
+  EXPECT_FLOAT_EQ(after[1], before[1] - 1.0f);
+}
+
+TEST(SyncOptimizerServerTest, APushPullIsAnsweredWithTheUpdatedValues) {
+  SyncOptimizerServer server(Lr(), {.kind = OptimizerKind::kSgd, .learning_rate = 1.0f}, 1);
+  const Keys keys{8};
+  const float w0 = Pull(server, keys)[0];
+  ps::KVMeta meta = PushMeta(Worker(0));
+  meta.pull = true;
+  Responses r;
+  server.Handle(meta, Pairs(keys, {0.5f}), r.Sink());
+  ASSERT_EQ(r.sent.size(), 1u);
+  ASSERT_EQ(r.sent[0].second.vals.size(), 1u);
+  EXPECT_FLOAT_EQ(r.sent[0].second.vals[0], w0 - 0.5f);
+}
+
+TEST(EveryServerSliceTest, PushesReachEveryServerPullsOnlyThoseWithKeys) {
+  const std::vector<ps::Range> ranges{ps::Range(0, 100), ps::Range(100, 200),
+                                      ps::Range(200, ps::kMaxKey)};
+  auto broadcast = std::make_shared<bool>(true);
+  auto slicer = EveryServerSlicer(broadcast);
+  ps::KVPairs<float> send = Pairs({5, 7, 250}, {1, 2, 3, 4, 5, 6});
+  ps::KVWorker<float>::SlicedKVs sliced;
+  slicer(send, ranges, &sliced);
+  ASSERT_EQ(sliced.size(), 3u);
+  EXPECT_TRUE(sliced[0].first && sliced[1].first && sliced[2].first);
+  EXPECT_EQ(sliced[0].second.keys.size(), 2u);
+  EXPECT_EQ(sliced[0].second.vals.size(), 4u);
+  EXPECT_TRUE(sliced[1].second.keys.empty());
+  ASSERT_EQ(sliced[2].second.keys.size(), 1u);
+  EXPECT_EQ(sliced[2].second.vals[1], 6.0f);
+  *broadcast = false;
+  slicer(Pairs({5, 7, 250}), ranges, &sliced);
+  EXPECT_TRUE(sliced[0].first);
+  EXPECT_FALSE(sliced[1].first);
+  EXPECT_TRUE(sliced[2].first);
+}
+
+TEST(JobPlanTest, DealsTrainingRowsRoundRobinAndAgreesOnIterations) {
+  const JobPlan plan = JobPlan::Make(1000, 0.1, 4, 30);
+  EXPECT_EQ(plan.test_rows, 100u);
+  EXPECT_EQ(plan.train_rows, 900u);
+  uint64_t sum = 0;
+  for (uint32_t w = 0; w < 4; ++w) sum += plan.TrainRowsOfWorker(w);
+  EXPECT_EQ(sum, 900u);
+  EXPECT_EQ(plan.TrainRowsOfWorker(0), 225u);
+  EXPECT_EQ(plan.iterations_per_epoch, 8u);  // ceil(225 / 30)
+  const JobPlan odd = JobPlan::Make(10, 0.3, 4, 1);
+  EXPECT_EQ(odd.train_rows, 7u);
+  EXPECT_EQ(odd.TrainRowsOfWorker(0), 2u);  // rows 0, 4
+  EXPECT_EQ(odd.TrainRowsOfWorker(2), 2u);  // rows 2, 6
+  EXPECT_EQ(odd.TrainRowsOfWorker(3), 1u);  // row 3
+}
+
+}  // namespace
+}  // namespace libra::train
