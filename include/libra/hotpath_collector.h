@@ -69,13 +69,14 @@ struct HotCollectorCounters {
   std::uint64_t bytes_sent = 0;
   std::uint64_t packets_received = 0;
   std::uint64_t bytes_received = 0;
-  std::uint64_t ignored_packets = 0;  // malformed, foreign job, unexpected type or epoch
+  std::uint64_t malformed_packets = 0;  // not a wire message (wire::Decode failed)
+  std::uint64_t ignored_packets = 0;    // another job or node, unexpected type or cell
   std::uint64_t send_errors = 0;
 };
 
 class HotCollector {
-  // Called on the I/O thread, in epoch order; it may call PublishUpdate.
  public:
+  // Called on the I/O thread, in epoch order; it may call PublishUpdate.
   using EpochCallback = std::function<void(CollectedEpoch)>;
 
   // `owned_keys`: the hot keys this server owns (each must be in the hot

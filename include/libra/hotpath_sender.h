@@ -73,7 +73,8 @@ struct HotSenderCounters {
   std::uint64_t replica_values = 0;  // cells that moved the replica forward
   std::uint64_t stale_replica_values = 0;
   std::uint64_t replica_gaps = 0;
-  std::uint64_t ignored_packets = 0;  // malformed, foreign job, unexpected type or epoch
+  std::uint64_t malformed_packets = 0;  // not a wire message (wire::Decode failed)
+  std::uint64_t ignored_packets = 0;    // another job or node, unexpected type or cell
   std::uint64_t send_errors = 0;
 };
 

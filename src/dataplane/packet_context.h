@@ -39,6 +39,7 @@ struct PacketContext {
   // (saturated, or rejected: infinity, NaN).
   std::array<std::int32_t, wire::kMaxSlots> fixed;
   std::array<ConversionStatus, wire::kMaxSlots> status;
+  bool all_values_ok = true;  // no slot saturated or was rejected (the usual case)
 
   // Slot j as the wire format's struct, without the S bit.
   wire::Slot slot(std::size_t j) const {

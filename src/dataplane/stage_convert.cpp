@@ -28,6 +28,7 @@ void ConvertStage(PacketContext& ctx, PipelineState& state) {
     ctx.status[j] = fixed.status;
     unusual |= static_cast<unsigned>(fixed.status);
   }
+  ctx.all_values_ok = unusual == 0;
   if (unusual != 0) [[unlikely]]
     CountUnusualValues(ctx, state);
 }

@@ -11,8 +11,7 @@ namespace libra::switchd {
 
 struct SwitchDaemon::Impl {
   explicit Impl(const SwitchdOptions& options)
-      : batch_size(options.batch),
-        program(options.profile),
+      : program(options.profile),
         socket(options.listen),
         control(context, zmq::socket_type::rep),
         coalescing(socket.EnableReceiveCoalescing()),
@@ -79,7 +78,6 @@ struct SwitchDaemon::Impl {
     }
   }
 
-  const std::size_t batch_size;
   dataplane::Program program;
   UdpSocket socket;
   zmq::context_t context{1};

@@ -26,6 +26,7 @@
 #include "libra/pipeline_fixed_point.h"
 #include "libra/placement.h"
 #include "libra/switch_control_client.h"
+#include "switchd/udp_socket.h"
 
 namespace libra::hotpath {
 namespace {
@@ -372,7 +373,10 @@ INSTANTIATE_TEST_SUITE_P(Shapes, HotPathSwitchdTest,
                          [](const auto& info) {
                            return std::to_string(info.param.workers) + "Workers" +
                                   std::to_string(info.param.servers) + "Servers" +
-                                  (info.param.drop_rate > 0 ? "Lossy" : "Clean");
+                                  (info.param.drop_rate > 0
+                                       ? "Loss" + std::to_string(int(info.param.drop_rate * 100)) +
+                                             "Percent"
+                                       : "Clean");
                          });
 
 // Two epochs in flight: every worker pushes epochs 0, 1 and 2 at once.
@@ -501,6 +505,32 @@ TEST(HotPathSwitchd, BadPushesAreRefusedWithoutHarm) {
   EXPECT_EQ(sender.Pull(hot_key, &vals, nullptr, 1ms), HotPathStatus::kTimeout);
   EXPECT_THROW(cluster.collectors[0]->PublishUpdate(5, hot_key, std::vector<float>{1.0f}),
                std::invalid_argument);  // not every owned key
+}
+
+// Junk and foreign datagrams at the engines' sockets are counted and
+// dropped; the engines carry on.
+TEST(HotPathSwitchd, MalformedAndForeignDatagramsAreCountedAndDropped) {
+  SwitchdProcess sw;
+  Cluster cluster(sw, 1, 1);
+  switchd::UdpSocket intruder(UdpEndpoint{0x7f000001, 0});
+  const std::uint8_t junk[5] = {1, 2, 3, 4, 5};
+  wire::Header foreign;
+  foreign.type = wire::MessageType::kAck;
+  foreign.job_id = kJobId + 1;
+  std::array<std::uint8_t, wire::kHeaderBytes> foreign_bytes;
+  wire::Encode(foreign, {}, foreign_bytes);
+  for (const UdpEndpoint to : {cluster.senders[0]->local(), cluster.collectors[0]->local()}) {
+    ASSERT_TRUE(intruder.SendTo(junk, to));
+    ASSERT_TRUE(intruder.SendTo(foreign_bytes, to));
+  }
+  std::mt19937_64 rng(3);
+  const Push push = MakePush(*cluster.hot_set, rng);
+  ASSERT_EQ(cluster.senders[0]->Push(0, push.keys, push.vals).get(), HotPathStatus::kOk);
+  cluster.CollectCheckPublish(0, {push});
+  EXPECT_EQ(cluster.senders[0]->counters().malformed_packets, 1u);
+  EXPECT_EQ(cluster.senders[0]->counters().ignored_packets, 1u);
+  EXPECT_EQ(cluster.collectors[0]->counters().malformed_packets, 1u);
+  EXPECT_EQ(cluster.collectors[0]->counters().ignored_packets, 1u);
 }
 
 }  // namespace

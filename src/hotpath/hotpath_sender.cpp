@@ -1,3 +1,5 @@
+#include "libra/hotpath_sender.h"
+
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -10,13 +12,15 @@
 #include "hotpath/hot_packets.h"
 #include "hotpath/hot_replica.h"
 #include "hotpath/retry_clock.h"
-#include "libra/hotpath_sender.h"
 
 namespace libra::hotpath {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr std::size_t kBatch = 64;
+// Receive batches per turn of the loop, so that a flood of datagrams cannot
+// starve the timers.
+constexpr int kBatchesPerTurn = 16;
 // With nothing to wait for, the I/O thread still wakes this often to look at
 // the replica's gap timers.
 constexpr auto kIdleWake = std::chrono::milliseconds(50);
@@ -84,9 +88,9 @@ struct HotSender::Impl {
   }
 
   void Run();
-  void HandleDatagram(std::span<const std::uint8_t> bytes, Clock::time_point now);
+  void HandleDatagram(std::span<const std::uint8_t> bytes);
   void HandleAck(const wire::Header& ack);
-  void HandleReplica(const wire::Message& message, Clock::time_point now);
+  void HandleReplica(const wire::Message& message);
   void Progress(Clock::time_point now, SendBatch& out);
   bool CanStart(const PushEpoch& epoch) const;
   void SendData(PushEpoch& epoch, Clock::time_point now, SendBatch& out);
@@ -135,10 +139,11 @@ void HotSender::Impl::Run() {
       if (stopping) return;
       const Clock::time_point now = Clock::now();
       bool replica_moved = false;
-      for (std::size_t n; (n = batch.Receive(socket.fd())) > 0;) {
+      for (int turn = 0; turn < kBatchesPerTurn; ++turn) {
+        const std::size_t n = batch.Receive(socket.fd());
         for (std::size_t i = 0; i < n; ++i) {
           const std::uint64_t before = counters.replica_values;
-          HandleDatagram(batch.payload(i), now);
+          HandleDatagram(batch.payload(i));
           replica_moved |= counters.replica_values != before;
         }
         if (n < kBatch) break;
@@ -166,12 +171,15 @@ void HotSender::Impl::Run() {
   }
 }
 
-void HotSender::Impl::HandleDatagram(std::span<const std::uint8_t> bytes, Clock::time_point now) {
+void HotSender::Impl::HandleDatagram(std::span<const std::uint8_t> bytes) {
   ++counters.packets_received;
   counters.bytes_received += bytes.size();
   wire::Message message;
-  if (wire::Decode(bytes, &message) != wire::DecodeError::kNone ||
-      message.header.job_id != options.job_id) {
+  if (wire::Decode(bytes, &message) != wire::DecodeError::kNone) {
+    ++counters.malformed_packets;
+    return;
+  }
+  if (message.header.job_id != options.job_id) {
     ++counters.ignored_packets;
     return;
   }
@@ -181,7 +189,7 @@ void HotSender::Impl::HandleDatagram(std::span<const std::uint8_t> bytes, Clock:
       HandleAck(message.header);
       return;
     case wire::MessageType::kReplica:
-      HandleReplica(message, now);
+      HandleReplica(message);
       return;
     default:
       break;
@@ -218,7 +226,7 @@ void HotSender::Impl::HandleAck(const wire::Header& ack) {
   }
 }
 
-void HotSender::Impl::HandleReplica(const wire::Message& message, Clock::time_point) {
+void HotSender::Impl::HandleReplica(const wire::Message& message) {
   ++counters.replica_packets;
   const HotReplica::ApplyResult result = replica.Apply(
       message.header.epoch, std::span(message.slots.data(), message.header.slot_count));

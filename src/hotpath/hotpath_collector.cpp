@@ -1,3 +1,5 @@
+#include "libra/hotpath_collector.h"
+
 #include <algorithm>
 #include <bit>
 #include <deque>
@@ -9,13 +11,15 @@
 #include "hotpath/datagram_socket.h"
 #include "hotpath/hot_packets.h"
 #include "hotpath/retry_clock.h"
-#include "libra/hotpath_collector.h"
 
 namespace libra::hotpath {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr std::size_t kBatch = 64;
+// Receive batches per turn of the loop, so that a flood of datagrams cannot
+// starve the timers.
+constexpr int kBatchesPerTurn = 16;
 constexpr auto kIdleWake = std::chrono::milliseconds(50);
 
 std::vector<hot::Key> SortedOwnedKeys(const hot::HotSet& hot_set, std::span<const hot::Key> keys) {
@@ -138,7 +142,8 @@ void HotCollector::Impl::Run() {
     {
       std::lock_guard lock(mutex);
       if (stopping) return;
-      for (std::size_t n; (n = batch.Receive(socket.fd())) > 0;) {
+      for (int turn = 0; turn < kBatchesPerTurn; ++turn) {
+        const std::size_t n = batch.Receive(socket.fd());
         for (std::size_t i = 0; i < n; ++i) HandleDatagram(batch.payload(i));
         if (n < kBatch) break;
       }
@@ -170,8 +175,11 @@ void HotCollector::Impl::HandleDatagram(std::span<const std::uint8_t> bytes) {
   ++counters.packets_received;
   counters.bytes_received += bytes.size();
   wire::Message message;
-  if (wire::Decode(bytes, &message) != wire::DecodeError::kNone ||
-      message.header.job_id != options.job_id || message.header.node_id != options.server_id) {
+  if (wire::Decode(bytes, &message) != wire::DecodeError::kNone) {
+    ++counters.malformed_packets;
+    return;
+  }
+  if (message.header.job_id != options.job_id || message.header.node_id != options.server_id) {
     ++counters.ignored_packets;
     return;
   }

@@ -1,0 +1,64 @@
+// What a worker spends on the CPU per hot push (checking and packing the
+// values into DATA packets) and per REPLICA packet, on a Tofino-1 sized
+// layout: 32 arrays, heat placement, a push that carries 2/3 of the hot keys.
+#include <benchmark/benchmark.h>
+
+#include <random>
+
+#include "hotpath/hot_packets.h"
+#include "hotpath/hot_replica.h"
+#include "libra/placement.h"
+
+namespace libra::hotpath {
+namespace {
+
+constexpr std::uint32_t kArrays = 32;
+
+hot::HotSet MakeHotSet(std::uint32_t num_keys) {
+  std::vector<hot::HotKey> keys;
+  for (std::uint32_t k = 0; k < num_keys; ++k) keys.push_back({k * 13 + 1, 1, num_keys - k});
+  return hot::PlaceHotSet(keys, hot::SwitchLayout{kArrays, 4096, 2}, hot::HeatPlacement());
+}
+
+void BM_PackPush(benchmark::State& state) {
+  const hot::HotSet set = MakeHotSet(static_cast<std::uint32_t>(state.range(0)));
+  std::mt19937_64 rng(1);
+  std::vector<hot::Key> keys;
+  std::vector<float> vals;
+  for (const hot::HotKey& key : set.keys()) {
+    if (rng() % 3 == 0) continue;
+    keys.push_back(key.key);
+    vals.push_back(0.001f * static_cast<float>(rng() % 1000));
+  }
+  hot::LayoutAwarePacker packer(kArrays);
+  wire::Header header;
+  header.type = wire::MessageType::kData;
+  std::size_t packets = 0;
+  for (auto _ : state) {
+    const auto first_value = CheckHotValues(set, keys, vals, {});
+    const PackedValues packed = PackHotValues(set, packer, header, keys, first_value, vals);
+    packets = packed.packets.size();
+    benchmark::DoNotOptimize(packed.packets.data());
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(vals.size()));
+  state.counters["packets"] = static_cast<double>(packets);
+  state.counters["utilisation"] =
+      static_cast<double>(vals.size()) / static_cast<double>(packets * kArrays);
+}
+BENCHMARK(BM_PackPush)->Arg(3000)->Arg(30000);
+
+void BM_ReplicaApply(benchmark::State& state) {
+  const hot::HotSet set = MakeHotSet(30000);
+  HotReplica replica(set);
+  std::vector<wire::Slot> slots(kArrays);
+  for (std::uint32_t j = 0; j < kArrays; ++j) slots[j] = {true, false, j % 64, 0x3f800000u};
+  std::uint32_t epoch = 0;
+  for (auto _ : state) benchmark::DoNotOptimize(replica.Apply(epoch++, slots));
+  state.SetItemsProcessed(state.iterations() * kArrays);
+}
+BENCHMARK(BM_ReplicaApply);
+
+}  // namespace
+}  // namespace libra::hotpath
+
+BENCHMARK_MAIN();
