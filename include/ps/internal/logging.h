@@ -4,6 +4,7 @@
 // so a failure names its place instead of hanging.
 #pragma once
 
+#include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -67,10 +68,11 @@ std::string* CheckFailed(const char* expr, const A& a, const B& b) {
                ::ps::logging::LogMessage(__FILE__, __LINE__, PS_LOG_SEVERITY_FATAL).stream() \
                    << "Check failed: " #cond " "
 
-#define PS_CHECK_OP(a, b, op)                                                          \
-  for (std::string* ps_check_msg_ =                                                    \
-           ((a)op(b)) ? nullptr : ::ps::logging::CheckFailed(#a " " #op " " #b, a, b); \
-       ps_check_msg_ != nullptr; delete ps_check_msg_, ps_check_msg_ = nullptr)        \
+// The message lives in a unique_ptr so it is freed when LOG(FATAL) throws.
+#define PS_CHECK_OP(a, b, op)                                                              \
+  for (std::unique_ptr<std::string> ps_check_msg_(                                         \
+           ((a)op(b)) ? nullptr : ::ps::logging::CheckFailed(#a " " #op " " #b, a, b)); \
+       ps_check_msg_ != nullptr; ps_check_msg_.reset())                                   \
   ::ps::logging::LogMessage(__FILE__, __LINE__, PS_LOG_SEVERITY_FATAL).stream() << *ps_check_msg_
 
 #define CHECK_EQ(a, b) PS_CHECK_OP(a, b, ==)
