@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/switchd_process.h"
 #include "libra/pipeline_fixed_point.h"
 #include "libra/switch_control_client.h"
 #include "libra/wire.h"
@@ -35,52 +36,7 @@ constexpr std::uint32_t kJobId = 11;
 constexpr int kEpochs = 4;
 constexpr int kTimeoutMs = 15;
 
-// Starts `libra switchd` and reads where it listens from its first line.
-class SwitchdProcess {
- public:
-  explicit SwitchdProcess(std::vector<std::string> extra) {
-    std::vector<std::string> args = {LIBRA_BIN,     "switchd",   "--listen",
-                                     "127.0.0.1:0", "--control", "127.0.0.1:0"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    int out[2];
-    if (pipe(out) != 0) throw std::runtime_error("pipe");
-    pid_ = fork();
-    if (pid_ == 0) {
-      dup2(out[1], STDOUT_FILENO);
-      close(out[0]);
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
-    close(out[1]);
-    stdout_ = fdopen(out[0], "r");
-    char line[512] = {};
-    if (fgets(line, sizeof(line), stdout_) == nullptr) throw std::runtime_error("no first line");
-    const auto first = nlohmann::json::parse(line);
-    data = *UdpEndpoint::Parse(first["data"].get<std::string>());
-    control = first["control"].get<std::string>();
-  }
-  // Stops it with SIGTERM; returns its exit status.
-  int Stop() {
-    if (pid_ <= 0) return -1;
-    kill(pid_, SIGTERM);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-    fclose(stdout_);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-  ~SwitchdProcess() { Stop(); }
-
-  UdpEndpoint data;
-  std::string control;
-
- private:
-  pid_t pid_ = -1;
-  FILE* stdout_ = nullptr;
-};
+using libra::test_support::SwitchdProcess;
 
 std::vector<std::uint8_t> Encode(const wire::Header& header,
                                  const std::array<wire::Slot, wire::kMaxSlots>& slots) {
@@ -302,7 +258,7 @@ INSTANTIATE_TEST_SUITE_P(Loss, SwitchdProcessTest, ::testing::Values(0.0, 0.1),
                          [](const auto& info) { return info.param > 0 ? "Lossy" : "Clean"; });
 
 TEST(SwitchdProcess, ReplicatesUpdatesAndAnswersStats) {
-  SwitchdProcess sw({});
+  SwitchdProcess sw;
   UdpSocket worker_a(UdpEndpoint{0x7f000001, 0}), worker_b(UdpEndpoint{0x7f000001, 0});
   UdpSocket server(UdpEndpoint{0x7f000001, 0});
   SwitchJob job;
