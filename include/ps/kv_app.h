@@ -16,13 +16,17 @@
 #include <condition_variable>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <tuple>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "ps/base.h"
+#include "ps/internal/hotpath_server.h"
+#include "ps/internal/hotpath_worker.h"
 #include "ps/simple_app.h"
 
 namespace ps {
@@ -46,6 +50,9 @@ struct KVMeta {
   // Libra: how many workers' gradients this push sums. An ordinary push is 1;
   // a push of hot keys aggregated by the switch carries all N workers at once.
   int num_merged = 1;
+  // Libra: the push comes from the switch path (one aggregated push per epoch
+  // of the hot keys this server owns), not from one worker; sender is -1.
+  bool from_switch = false;
 };
 
 template <typename Val>
@@ -63,9 +70,17 @@ class KVWorker : public SimpleApp {
     slicer_ = [this](const KVPairs<Val>& send, const std::vector<Range>& ranges,
                      SlicedKVs* sliced) { DefaultSlicer(send, ranges, sliced); };
     obj_ = new Customer(app_id, customer_id, [this](const Message& m) { Process(m); });
+    // Libra: the hot path serves the first float worker of app 0 (docs/hotpath.md).
+    if constexpr (std::is_same_v<Val, float>) {
+      if (app_id == 0 && customer_id == 0) {
+        hot_ =
+            hotpath::WorkerPath::Create([this](const SArray<Key>& keys) { return ServerOf(keys); });
+      }
+    }
   }
 
   virtual ~KVWorker() {
+    hot_.reset();  // waits for hot parts in flight
     delete obj_;
     obj_ = nullptr;
   }
@@ -83,7 +98,7 @@ class KVWorker : public SimpleApp {
            int cmd = 0, const Callback& cb = nullptr, int priority = 0) {
     SArray<Key> skeys(keys);
     int ts = AddPullCallback(skeys, vals, lens, cmd, cb);
-    SendRequest(ts, false, true, cmd, KVPairs<Val>{skeys, {}, {}, priority});
+    Send(ts, false, true, cmd, KVPairs<Val>{skeys, {}, {}, priority});
     return ts;
   }
 
@@ -102,7 +117,7 @@ class KVWorker : public SimpleApp {
     SArray<int> slens;
     if (lens) slens.CopyFrom(lens->data(), lens->size());
     int ts = AddPullCallback(skeys, outs, lens, cmd, cb);
-    SendRequest(ts, true, true, cmd, KVPairs<Val>{skeys, svals, slens, priority});
+    Send(ts, true, true, cmd, KVPairs<Val>{skeys, svals, slens, priority});
     return ts;
   }
 
@@ -113,9 +128,9 @@ class KVWorker : public SimpleApp {
   // must not change until the request completes.
   int ZPush(const SArray<Key>& keys, const SArray<Val>& vals, const SArray<int>& lens = {},
             int cmd = 0, const Callback& cb = nullptr, int priority = 0) {
-    int ts = obj_->NewRequest(kServerGroup);
+    int ts = NewRequest();
     AddCallback(ts, cb);
-    SendRequest(ts, true, false, cmd, KVPairs<Val>{keys, vals, lens, priority});
+    Send(ts, true, false, cmd, KVPairs<Val>{keys, vals, lens, priority});
     return ts;
   }
 
@@ -124,7 +139,7 @@ class KVWorker : public SimpleApp {
   int ZPull(const SArray<Key>& keys, SArray<Val>* vals, SArray<int>* lens = nullptr, int cmd = 0,
             const Callback& cb = nullptr, int priority = 0) {
     int ts = AddPullCallback(keys, vals, lens, cmd, cb);
-    SendRequest(ts, false, true, cmd, KVPairs<Val>{keys, {}, {}, priority});
+    Send(ts, false, true, cmd, KVPairs<Val>{keys, {}, {}, priority});
     return ts;
   }
 
@@ -140,7 +155,7 @@ class KVWorker : public SimpleApp {
     SArray<int> send_lens;
     if (lens) send_lens = *lens;
     int ts = AddPullCallback(keys, outs, lens, cmd, cb);
-    SendRequest(ts, true, true, cmd, KVPairs<Val>{keys, vals, send_lens, priority});
+    Send(ts, true, true, cmd, KVPairs<Val>{keys, vals, send_lens, priority});
     return ts;
   }
 
@@ -218,21 +233,111 @@ class KVWorker : public SimpleApp {
     cb();
   }
 
-  // Slices and sends one request; slices left empty count as answered.
-  void SendRequest(int ts, bool push, bool pull, int cmd, const KVPairs<Val>& kvs) {
+  // Libra: the server rank the slicer sends each of `keys` (sorted) to.
+  std::vector<uint32_t> ServerOf(const SArray<Key>& keys) {
+    KVPairs<Val> probe;
+    probe.keys = keys;
+    probe.vals.resize(keys.size(), Val());
+    SlicedKVs sliced;
+    slicer_(probe, Postoffice::Get()->GetServerKeyRanges(), &sliced);
+    std::unordered_map<Key, uint32_t> server;
+    for (size_t i = sliced.size(); i-- > 0;) {
+      for (Key key : sliced[i].second.keys) server[key] = static_cast<uint32_t>(i);
+    }
+    std::vector<uint32_t> out;
+    for (Key key : keys) out.push_back(server.count(key) ? server[key] : 0);
+    return out;
+  }
+
+  // A request completes when all its parts have: one per server slice sent,
+  // plus, with Libra, one for the hot path.
+  int NewRequest() { return obj_->NewRequest(kServerGroup, hot_ ? 1 : 0); }
+
+  void Send(int ts, bool push, bool pull, int cmd, const KVPairs<Val>& kvs) {
+    if constexpr (std::is_same_v<Val, float>) {
+      if (hot_) {
+        SendWithHotPath(ts, push, pull, cmd, kvs);
+        return;
+      }
+    }
+    SendToServers(ts, push, pull, cmd, kvs, 0);
+  }
+
+  // Libra: the hot keys go to the switch (or are read from the replica),
+  // the rest to the servers. The hot part counts as done once the hot path
+  // has finished AND everything was sent, so no response can complete the
+  // request before all its parts are registered.
+  void SendWithHotPath(int ts, bool push, bool pull, int cmd, const KVPairs<Val>& kvs) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      hot_unit_left_[ts] = 2;
+    }
+    hotpath::WorkerPath::Parts cold;
+    auto done = [this, ts, pull](hotpath::WorkerPath::Parts hot) {
+      if (pull) {
+        std::lock_guard<std::mutex> lock(mu_);
+        hot_values_[ts] = KVPairs<Val>{hot.keys, hot.vals, hot.lens};
+      }
+      FinishHotUnit(ts);
+    };
+    bool hot_pending = push ? hot_->Push({kvs.keys, kvs.vals, kvs.lens}, pull, &cold, done)
+                            : hot_->Pull(kvs.keys, &cold.keys, done);
+    SendToServers(ts, push, pull, cmd, KVPairs<Val>{cold.keys, cold.vals, cold.lens, kvs.priority},
+                  1);
+    if (!hot_pending) FinishHotUnit(ts);
+    FinishHotUnit(ts);
+  }
+
+  void FinishHotUnit(int ts) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = hot_unit_left_.find(ts);
+      if (--it->second > 0) return;
+      hot_unit_left_.erase(it);
+    }
+    FinishPart(ts);
+    obj_->AddResponse(ts, 1);
+  }
+
+  // Runs the request's callback when its last part is done.
+  void FinishPart(int ts) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = parts_left_.find(ts);
+      if (--it->second > 0) return;
+      parts_left_.erase(it);
+    }
+    RunCallback(ts);
+  }
+
+  // Slices and sends one request to the servers; slices left empty count as
+  // answered. `other_parts` complete elsewhere (FinishPart).
+  void SendToServers(int ts, bool push, bool pull, int cmd, const KVPairs<Val>& kvs,
+                     int other_parts) {
     SlicedKVs sliced;
     slicer_(kvs, Postoffice::Get()->GetServerKeyRanges(), &sliced);
     int skipped = 0;
     for (const auto& s : sliced) skipped += !s.first;
-    obj_->AddResponse(ts, skipped);
-    if (skipped == static_cast<int>(sliced.size())) RunCallback(ts);
-
-    if (pull) {
+    const int sent = static_cast<int>(sliced.size()) - skipped;
+    {
       std::lock_guard<std::mutex> lock(mu_);
-      auto& keys_by_server = pull_keys_[ts];
-      for (size_t i = 0; i < sliced.size(); ++i) {
-        if (sliced[i].first) keys_by_server[Postoffice::ServerRankToID(i)] = sliced[i].second.keys;
+      parts_left_[ts] = sent + other_parts;
+      if (pull) {
+        auto& keys_by_server = pull_keys_[ts];
+        for (size_t i = 0; i < sliced.size(); ++i) {
+          if (sliced[i].first) {
+            keys_by_server[Postoffice::ServerRankToID(i)] = sliced[i].second.keys;
+          }
+        }
       }
+    }
+    obj_->AddResponse(ts, skipped);
+    if (sent + other_parts == 0) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        parts_left_.erase(ts);
+      }
+      RunCallback(ts);
     }
     for (size_t i = 0; i < sliced.size(); ++i) {
       if (!sliced[i].first) continue;
@@ -277,7 +382,7 @@ class KVWorker : public SimpleApp {
       recv_kvs_[ts].push_back(kvs);
     }
     // The customer counts this response after the handler returns.
-    if (obj_->NumResponse(ts) == Postoffice::Get()->num_servers() - 1) RunCallback(ts);
+    FinishPart(ts);
   }
 
   // Registers the callback that assembles a pull's responses, in key order,
@@ -285,7 +390,7 @@ class KVWorker : public SimpleApp {
   template <typename C, typename D>
   int AddPullCallback(const SArray<Key>& keys, C* vals, D* lens, int cmd, const Callback& cb) {
     (void)cmd;
-    int ts = obj_->NewRequest(kServerGroup);
+    int ts = NewRequest();
     AddCallback(ts, [this, ts, keys, vals, lens, cb]() mutable {
       std::vector<KVPairs<Val>> parts;
       {
@@ -293,6 +398,12 @@ class KVWorker : public SimpleApp {
         parts = std::move(recv_kvs_[ts]);
         recv_kvs_.erase(ts);
         pull_keys_.erase(ts);
+        auto hot = hot_values_.find(ts);
+        if (hot != hot_values_.end()) {
+          // Hot keys interleave with the servers' ranges: merge by key.
+          if (!hot->second.keys.empty()) parts = MergeByKey(std::move(parts), hot->second);
+          hot_values_.erase(hot);
+        }
       }
       size_t total_keys = 0, total_vals = 0;
       for (const auto& p : parts) {
@@ -340,12 +451,49 @@ class KVWorker : public SimpleApp {
     return ts;
   }
 
+  // Libra: the servers' parts of a pull answer plus the hot part, as one
+  // part in key order.
+  static std::vector<KVPairs<Val>> MergeByKey(std::vector<KVPairs<Val>> parts,
+                                              const KVPairs<Val>& hot) {
+    parts.push_back(hot);
+    struct Entry {
+      Key key;
+      const Val* vals;
+      int len;
+    };
+    std::vector<Entry> entries;
+    for (const KVPairs<Val>& p : parts) {
+      const int fixed = p.keys.empty() ? 0 : static_cast<int>(p.vals.size() / p.keys.size());
+      size_t offset = 0;
+      for (size_t i = 0; i < p.keys.size(); ++i) {
+        const int len = p.lens.empty() ? fixed : p.lens[i];
+        entries.push_back({p.keys[i], p.vals.data() + offset, len});
+        offset += len;
+      }
+    }
+    std::sort(entries.begin(), entries.end(),
+              [](const Entry& a, const Entry& b) { return a.key < b.key; });
+    KVPairs<Val> merged;
+    for (const Entry& e : entries) {
+      merged.keys.push_back(e.key);
+      merged.lens.push_back(e.len);
+      for (int j = 0; j < e.len; ++j) merged.vals.push_back(e.vals[j]);
+    }
+    return {merged};
+  }
+
   std::mutex mu_;
   std::unordered_map<int, std::vector<KVPairs<Val>>> recv_kvs_;
   // Keys of each pull request's slices, by timestamp and server node id.
   std::unordered_map<int, std::unordered_map<int, SArray<Key>>> pull_keys_;
   std::unordered_map<int, Callback> callbacks_;
   Slicer slicer_;
+  std::unordered_map<int, int> parts_left_;  // by timestamp: parts not done yet
+  // Libra's hot path (nullptr when off): the hot part of each request, and
+  // the values a hot pull read from the replica.
+  std::unique_ptr<hotpath::WorkerPath> hot_;
+  std::unordered_map<int, int> hot_unit_left_;
+  std::unordered_map<int, KVPairs<Val>> hot_values_;
 };
 
 template <typename Val>
@@ -356,8 +504,32 @@ class KVServer : public SimpleApp {
 
   explicit KVServer(int app_id) : SimpleApp() {
     obj_ = new Customer(app_id, app_id, [this](const Message& m) { Process(m); });
+    // Libra: the hot path delivers the switch's sums to the float server of app 0.
+    if constexpr (std::is_same_v<Val, float>) {
+      if (app_id == 0) {
+        hot_ = hotpath::ServerPath::Create([this](const hotpath::ServerPath::Request& r) {
+          KVMeta meta;
+          meta.cmd = 0;
+          meta.push = r.push;
+          meta.pull = !r.push;
+          meta.sender = -1;
+          meta.timestamp = r.timestamp;
+          meta.customer_id = 0;
+          meta.num_merged = r.num_merged;
+          meta.from_switch = true;
+          KVPairs<Val> data;
+          data.keys = r.keys;
+          if (r.push) {
+            data.vals = r.vals;
+            data.lens = r.lens;
+          }
+          HandleRequest(meta, data);
+        });
+      }
+    }
   }
   virtual ~KVServer() {
+    hot_.reset();
     delete obj_;
     obj_ = nullptr;
   }
@@ -373,6 +545,12 @@ class KVServer : public SimpleApp {
 
   // Answers a request; for a pull, `res` holds the keys and values asked for.
   void Response(const KVMeta& req, const KVPairs<Val>& res = KVPairs<Val>()) {
+    if (req.from_switch) {
+      if constexpr (std::is_same_v<Val, float>) {
+        if (hot_) hot_->OnResponse(req.timestamp, res.vals);
+      }
+      return;
+    }
     Message msg;
     msg.meta.app_id = obj_->app_id();
     msg.meta.customer_id = req.customer_id;
@@ -444,6 +622,7 @@ class KVServer : public SimpleApp {
   // Keys of pull requests not answered yet, by (sender, customer, timestamp).
   std::mutex pull_keys_mu_;
   std::map<std::tuple<int, int, int>, SArray<Key>> pull_keys_;
+  std::unique_ptr<hotpath::ServerPath> hot_;  // Libra's hot path, nullptr when off
 };
 
 // Sums pushed values per key and answers pulls with the sums. One value per key.

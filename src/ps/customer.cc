@@ -18,8 +18,8 @@ Customer::~Customer() {
   recv_thread_.join();
 }
 
-int Customer::NewRequest(int recver) {
-  int expected = static_cast<int>(Postoffice::Get()->GetNodeIDs(recver).size());
+int Customer::NewRequest(int recver, int extra_parts) {
+  int expected = static_cast<int>(Postoffice::Get()->GetNodeIDs(recver).size()) + extra_parts;
   std::lock_guard<std::mutex> lock(tracker_mu_);
   tracker_.push_back({expected, 0});
   return static_cast<int>(tracker_.size()) - 1;

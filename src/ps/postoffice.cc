@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "hotpath_node.h"
 #include "ps/internal/env.h"
 
 namespace ps {
@@ -59,6 +60,7 @@ void Postoffice::Start(int customer_id, const char* /*argv0*/, bool do_barrier) 
       van_ = std::make_unique<Van>(CreateTransport(type ? type : "zmq", local));
       van_->Start();
       van_started_ = true;
+      ps::hotpath::HotPathNode::Get()->Start();
     }
     ++started_customers_;
   }
@@ -66,9 +68,12 @@ void Postoffice::Start(int customer_id, const char* /*argv0*/, bool do_barrier) 
 }
 
 void Postoffice::Finalize(int customer_id, bool do_barrier) {
+  // Libra: a worker waits until the servers applied all it pushed.
+  if (customer_id == 0) ps::hotpath::HotPathNode::Get()->BeforeFinalBarrier();
   if (do_barrier) Barrier(customer_id, kWorkerGroup + kServerGroup + kScheduler);
   if (customer_id == 0) {
     if (exit_callback_) exit_callback_();
+    ps::hotpath::HotPathNode::Get()->Stop();
     van_->Stop();
   }
 }

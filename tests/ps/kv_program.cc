@@ -117,13 +117,18 @@ void RunPushPull(KVWorker<float>& kv) {
   auto keys = TestKeys(3, 300);
   auto vals = ValuesFor(keys);
   std::vector<float> outs;
-  kv.Wait(kv.PushPull(keys, vals, &outs));
-  for (size_t i = 0; i < keys.size(); ++i) {
-    // Our own push is in; others' may or may not be yet.
-    Expect(outs[i] >= vals[i] && outs[i] <= vals[i] * NumWorkers(), "pushpull result range");
+  // Two rounds (Libra's sampling phase takes the first push).
+  for (int round = 1; round <= 2; ++round) {
+    outs.clear();
+    kv.Wait(kv.PushPull(keys, vals, &outs));
+    for (size_t i = 0; i < keys.size(); ++i) {
+      // Our own pushes are in; others' may or may not be yet.
+      Expect(outs[i] >= vals[i] * round && outs[i] <= vals[i] * round * NumWorkers(),
+             "pushpull result range");
+    }
   }
   WorkerBarrier();
-  PullAndCheck(kv, keys, static_cast<float>(NumWorkers()));
+  PullAndCheck(kv, keys, static_cast<float>(2 * NumWorkers()));
 }
 
 void RunZeroCopy(KVWorker<float>& kv) {
@@ -152,6 +157,7 @@ void RunLens(KVWorker<float>& kv) {
     for (int j = 0; j < len; ++j) vals.push_back(ValueOf(k) + j);
   }
   kv.Wait(kv.Push(keys, vals, lens));
+  kv.Wait(kv.Push(keys, vals, lens));
   WorkerBarrier();
   std::vector<float> out;
   std::vector<int> out_lens;
@@ -159,7 +165,7 @@ void RunLens(KVWorker<float>& kv) {
   Expect(out_lens == lens, "pulled lengths differ from pushed lengths");
   Expect(out.size() == vals.size(), "pulled value count");
   for (size_t i = 0; i < vals.size(); ++i) {
-    Expect(out[i] == vals[i] * NumWorkers(), "variable-length value");
+    Expect(out[i] == vals[i] * 2 * NumWorkers(), "variable-length value");
   }
 }
 
@@ -193,8 +199,9 @@ void RunSlicer(KVWorker<float>& kv) {
   });
   auto keys = TestKeys(7, 100);
   kv.Wait(kv.Push(keys, ValuesFor(keys)));
+  kv.Wait(kv.Push(keys, ValuesFor(keys)));
   WorkerBarrier();
-  PullAndCheck(kv, keys, static_cast<float>(NumWorkers()));
+  PullAndCheck(kv, keys, static_cast<float>(2 * NumWorkers()));
 }
 
 void RunMultiCustomer() {

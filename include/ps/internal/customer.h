@@ -30,8 +30,9 @@ class Customer {
 
   // A new request to node or group `recver`: returns its timestamp. It is
   // complete when every node of the group has responded (AddResponse counts
-  // slices that were not sent).
-  int NewRequest(int recver);
+  // slices that were not sent). `extra_parts` more completions are expected
+  // from elsewhere (Libra's hot path).
+  int NewRequest(int recver, int extra_parts = 0);
   void WaitRequest(int timestamp);
   int NumResponse(int timestamp);
   void AddResponse(int timestamp, int num = 1);

@@ -1,0 +1,172 @@
+#include "hotpath_controller.h"
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+
+#include "libra/pipeline_profile.h"
+#include "libra/placement.h"
+#include "libra/switch_control_client.h"
+#include "ps/internal/logging.h"
+
+namespace ps::hotpath {
+
+Controller::Controller(const HotPathConfig& config, int num_workers, int num_servers)
+    : config_(config), num_workers_(num_workers), num_servers_(num_servers) {}
+
+int Controller::ChooseScaleBits(uint32_t num_workers, float max_abs) {
+  if (!(max_abs > 0) || !std::isfinite(max_abs)) return 16;
+  // Largest F with num_workers * max_abs * 2^F * 16 <= 2^31.
+  const double room = std::log2(2147483648.0 / (16.0 * num_workers * max_abs));
+  return std::clamp(static_cast<int>(std::floor(room)), 0, 24);
+}
+
+void Controller::OnJoin(const SimpleData& request, SimpleApp* app) {
+  std::optional<JoinRequest> join = DecodeJoin(request.body);
+  if (!join) {
+    LOG(ERROR) << "libra controller: dropped a malformed JOIN from node " << request.sender;
+    return;
+  }
+  std::vector<std::pair<SimpleData, JoinRequest>> answered;
+  Install install;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    joins_.emplace_back(request, std::move(*join));
+    if (joins_.size() < static_cast<size_t>(num_workers_ + num_servers_)) return;
+    install = Decide();
+    answered = std::move(joins_);
+    joins_.clear();
+  }
+  if (install.enabled) {
+    LOG(INFO) << "libra: hot path on from epoch " << install.first_epoch << ": "
+              << install.hot_set->size() << " hot keys, " << install.hot_set->num_values()
+              << " values, scale 2^" << install.scale_bits;
+  } else {
+    LOG(WARNING) << "libra: staying on the plain parameter server: " << install.reason;
+  }
+  const std::string body = Encode(install);
+  for (const auto& [req, unused] : answered) app->Response(req, body);
+}
+
+libra::hot::SwitchLayout Controller::SwitchLayoutFor(uint32_t num_workers, uint32_t num_servers) {
+  // The largest value arrays the switch's pipeline profile holds for this job.
+  const auto profile = libra::dataplane::PipelineProfile::Tofino1();
+  libra::hot::SwitchLayout layout;
+  layout.num_arrays = static_cast<uint32_t>(profile.max_slots_per_packet);
+  libra::dataplane::JobShape shape{static_cast<int>(num_workers), static_cast<int>(num_servers), 0,
+                                   profile.max_slots_per_packet, 16};
+  uint32_t low = 1, high = 1u << 24;
+  while (low < high) {
+    shape.cells_per_array = (low + high + 1) / 2;
+    if (libra::dataplane::PlaceRegisters(profile, shape).fits) {
+      low = shape.cells_per_array;
+    } else {
+      high = shape.cells_per_array - 1;
+    }
+  }
+  layout.cells_per_array = low;
+  return layout;
+}
+
+std::shared_ptr<const libra::hot::HotSet> Controller::ChooseFromSamples(
+    std::vector<uint32_t>* owners, std::string* why) {
+  // Sum each key's updates over the workers.
+  libra::hot::HotKeyTable<uint32_t> index;
+  std::vector<libra::hot::HotKey> candidates;
+  std::vector<uint32_t> servers;  // per candidate
+  for (const auto& [req, join] : joins_) {
+    for (const KeyCount& c : join.counts) {
+      if (c.value_len == 0) continue;  // nothing to aggregate
+      uint32_t& at = index.FindOrInsert(c.key, libra::hot::HotSet::kCold);
+      if (at == libra::hot::HotSet::kCold) {
+        at = static_cast<uint32_t>(candidates.size());
+        candidates.push_back({c.key, c.value_len, 0});
+        servers.push_back(c.server);
+      }
+      candidates[at].frequency += c.updates;
+    }
+  }
+  const libra::hot::SwitchLayout layout = SwitchLayoutFor(num_workers_, num_servers_);
+  const uint64_t capacity = config_.capacity_cells > 0
+                                ? std::min(config_.capacity_cells, layout.capacity())
+                                : layout.capacity();
+  std::vector<libra::hot::HotKey> chosen = libra::hot::ChooseHotKeys(candidates, capacity);
+  if (chosen.empty()) {
+    *why = "no keys were pushed during the sampling phase";
+    return nullptr;
+  }
+  owners->clear();
+  for (const libra::hot::HotKey& k : chosen) owners->push_back(servers[*index.Find(k.key)]);
+  return std::make_shared<const libra::hot::HotSet>(
+      libra::hot::PlaceHotSet(std::move(chosen), layout, libra::hot::HeatPlacement()));
+}
+
+Install Controller::Decide() {
+  Install install;
+  install.job_id = config_.job_id;
+  install.first_epoch = config_.first_hot_epoch();
+  install.num_workers = static_cast<uint32_t>(num_workers_);
+  try {
+    if (config_.sampling()) {
+      install.hot_set = ChooseFromSamples(&install.owners, &install.reason);
+    } else {
+      install.hot_set = std::make_shared<const libra::hot::HotSet>(
+          libra::hot::ReadHotSetFile(config_.hot_set_path));
+      if (install.hot_set->size() == 0) install.reason = "the hot-set file holds no keys";
+    }
+    if (install.hot_set == nullptr || install.hot_set->size() == 0) return install;
+
+    float max_abs = 0;
+    for (const auto& [req, join] : joins_) max_abs = std::max(max_abs, join.max_abs_value);
+    install.scale_bits = config_.scale_bits.value_or(ChooseScaleBits(install.num_workers, max_abs));
+
+    libra::SwitchJob job;
+    job.job_id = config_.job_id;
+    job.token = config_.job_token;
+    job.workers.resize(num_workers_);
+    job.servers.resize(num_servers_);
+    for (const auto& [req, join] : joins_) {
+      auto& list = join.role == JoinRequest::Role::kWorker ? job.workers : job.servers;
+      if (join.rank >= list.size()) throw std::runtime_error("a JOIN names a rank out of range");
+      list[join.rank] = join.address;
+    }
+    // Only the cells in use take switch memory: the highest index bounds them.
+    uint32_t cells = 1;
+    for (const libra::hot::CellAddress& cell : install.hot_set->cells()) {
+      cells = std::max(cells, cell.index + 1);
+    }
+    job.cells_per_array = cells;
+    job.scale_bits = install.scale_bits;
+    job.slots_per_packet = static_cast<int>(install.hot_set->layout().num_arrays);
+    if (config_.switch_control.empty()) {
+      throw std::runtime_error("LIBRA_SWITCH_CONTROL is not set on the scheduler");
+    }
+    libra::switchd::ControlClient client(config_.switch_control);
+    try {
+      client.RemoveJob(job.job_id, job.token);  // a previous run's job, if any
+    } catch (const libra::switchd::SwitchControlError&) {
+    }
+    client.InstallJob(job);
+    installed_ = true;
+    install.enabled = true;
+  } catch (const std::exception& e) {
+    install.enabled = false;
+    install.hot_set = nullptr;
+    install.reason = e.what();
+  }
+  return install;
+}
+
+void Controller::Stop() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!installed_) return;
+  try {
+    libra::switchd::ControlClient client(config_.switch_control, std::chrono::milliseconds(500));
+    client.RemoveJob(config_.job_id, config_.job_token);
+  } catch (const std::exception& e) {
+    LOG(WARNING) << "libra: could not remove the job from the switch: " << e.what();
+  }
+  installed_ = false;
+}
+
+}  // namespace ps::hotpath

@@ -1,0 +1,50 @@
+// The controller, in the scheduler: waits for the JOIN of every node, decides
+// the hot set (from LIBRA_HOT_SET, or from the workers' sampled key counts),
+// places it, picks the fixed-point scale, installs the job on the switch and
+// answers every JOIN with the INSTALL. If anything fails (no switch, a bad
+// file, nothing sampled) the answer says so and the job stays on the plain
+// parameter server: Libra never stops a job that PS-lite would run.
+#pragma once
+
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hotpath_config.h"
+#include "hotpath_messages.h"
+#include "ps/simple_app.h"
+
+namespace ps::hotpath {
+
+class Controller {
+ public:
+  Controller(const HotPathConfig& config, int num_workers, int num_servers);
+
+  // A JOIN arrived (SimpleApp request handle): answers all once all are in.
+  void OnJoin(const SimpleData& request, SimpleApp* app);
+  // Removes the job from the switch if one was installed.
+  void Stop();
+
+  // The scale F for N workers whose values reach `max_abs`: N * max_abs *
+  // 2^F stays 16x below the int32 limit, F in [0, 24]; 16 if nothing is known.
+  static int ChooseScaleBits(uint32_t num_workers, float max_abs);
+  // The hot-value layout of the largest job the switch profile (Tofino-1)
+  // holds with this many workers and servers.
+  static libra::hot::SwitchLayout SwitchLayoutFor(uint32_t num_workers, uint32_t num_servers);
+
+ private:
+  Install Decide();
+  // The hot set of the sampled counts, and the server that owns each key.
+  std::shared_ptr<const libra::hot::HotSet> ChooseFromSamples(std::vector<uint32_t>* owners,
+                                                              std::string* why);
+
+  const HotPathConfig config_;
+  const int num_workers_;
+  const int num_servers_;
+  std::mutex mu_;
+  std::vector<std::pair<SimpleData, JoinRequest>> joins_;
+  bool installed_ = false;
+};
+
+}  // namespace ps::hotpath

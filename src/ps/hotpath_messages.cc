@@ -1,0 +1,178 @@
+#include "hotpath_messages.h"
+
+#include <cstring>
+#include <stdexcept>
+#include <type_traits>
+
+namespace ps::hotpath {
+namespace {
+
+class Writer {
+ public:
+  template <typename T>
+  void Put(T value) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    out_.append(reinterpret_cast<const char*>(&value), sizeof(value));
+  }
+  void PutString(const std::string& text) {
+    Put<uint32_t>(static_cast<uint32_t>(text.size()));
+    out_.append(text);
+  }
+  std::string Take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+class Reader {
+ public:
+  explicit Reader(const std::string& in) : in_(in) {}
+  template <typename T>
+  bool Get(T* value) {
+    if (in_.size() - pos_ < sizeof(T)) return false;
+    std::memcpy(value, in_.data() + pos_, sizeof(T));
+    pos_ += sizeof(T);
+    return true;
+  }
+  bool GetString(std::string* text) {
+    uint32_t size = 0;
+    if (!Get(&size) || in_.size() - pos_ < size) return false;
+    text->assign(in_, pos_, size);
+    pos_ += size;
+    return true;
+  }
+  // A count of items of `item_bytes` each that the rest of the body can hold.
+  bool GetCount(uint64_t item_bytes, uint64_t* count) {
+    return Get(count) && *count <= (in_.size() - pos_) / item_bytes;
+  }
+  bool done() const { return pos_ == in_.size(); }
+
+ private:
+  const std::string& in_;
+  size_t pos_ = 0;
+};
+
+}  // namespace
+
+std::string Encode(const JoinRequest& join) {
+  Writer w;
+  w.Put(static_cast<uint8_t>(join.role));
+  w.Put(join.rank);
+  w.Put(join.address.ipv4);
+  w.Put(join.address.port);
+  w.Put(join.max_abs_value);
+  w.Put<uint64_t>(join.counts.size());
+  for (const KeyCount& c : join.counts) {
+    w.Put(c.key);
+    w.Put(c.value_len);
+    w.Put(c.updates);
+    w.Put(c.server);
+  }
+  return w.Take();
+}
+
+std::optional<JoinRequest> DecodeJoin(const std::string& body) {
+  Reader r(body);
+  JoinRequest join;
+  uint8_t role = 0;
+  uint64_t n = 0;
+  if (!r.Get(&role) || !r.Get(&join.rank) || !r.Get(&join.address.ipv4) ||
+      !r.Get(&join.address.port) || !r.Get(&join.max_abs_value) || !r.GetCount(24, &n)) {
+    return std::nullopt;
+  }
+  if (role != 1 && role != 2) return std::nullopt;
+  join.role = static_cast<JoinRequest::Role>(role);
+  join.counts.resize(n);
+  for (KeyCount& c : join.counts) {
+    if (!r.Get(&c.key) || !r.Get(&c.value_len) || !r.Get(&c.updates) || !r.Get(&c.server)) {
+      return std::nullopt;
+    }
+  }
+  if (!r.done()) return std::nullopt;
+  return join;
+}
+
+std::string Encode(const Install& install) {
+  Writer w;
+  w.Put<uint8_t>(install.enabled ? 1 : 0);
+  w.PutString(install.reason);
+  w.Put(install.job_id);
+  w.Put(install.first_epoch);
+  w.Put(install.num_workers);
+  w.Put<int32_t>(install.scale_bits);
+  if (!install.enabled) return w.Take();
+  const libra::hot::HotSet& set = *install.hot_set;
+  w.Put(set.layout().num_arrays);
+  w.Put(set.layout().cells_per_array);
+  w.Put(set.layout().num_banks);
+  w.Put(static_cast<uint32_t>(set.placement()));
+  w.Put<uint64_t>(set.size());
+  for (const libra::hot::HotKey& k : set.keys()) {
+    w.Put(k.key);
+    w.Put(k.value_len);
+    w.Put(k.frequency);
+  }
+  w.Put<uint64_t>(set.num_values());
+  for (const libra::hot::CellAddress& cell : set.cells()) {
+    w.Put(cell.array);
+    w.Put(cell.index);
+  }
+  w.Put<uint64_t>(install.owners.size());
+  for (uint32_t owner : install.owners) w.Put(owner);
+  return w.Take();
+}
+
+std::optional<Install> DecodeInstall(const std::string& body) {
+  Reader r(body);
+  Install install;
+  uint8_t enabled = 0;
+  int32_t scale = 0;
+  if (!r.Get(&enabled) || !r.GetString(&install.reason) || !r.Get(&install.job_id) ||
+      !r.Get(&install.first_epoch) || !r.Get(&install.num_workers) || !r.Get(&scale)) {
+    return std::nullopt;
+  }
+  install.enabled = enabled == 1;
+  install.scale_bits = scale;
+  if (!install.enabled) return r.done() ? std::optional<Install>(install) : std::nullopt;
+
+  libra::hot::SwitchLayout layout;
+  uint32_t placement = 0;
+  uint64_t num_keys = 0, num_cells = 0;
+  if (!r.Get(&layout.num_arrays) || !r.Get(&layout.cells_per_array) || !r.Get(&layout.num_banks) ||
+      !r.Get(&placement) || !r.GetCount(20, &num_keys)) {
+    return std::nullopt;
+  }
+  std::vector<libra::hot::HotKey> keys(num_keys);
+  for (libra::hot::HotKey& k : keys) {
+    if (!r.Get(&k.key) || !r.Get(&k.value_len) || !r.Get(&k.frequency)) return std::nullopt;
+  }
+  if (!r.GetCount(8, &num_cells)) return std::nullopt;
+  std::vector<libra::hot::CellAddress> cells(num_cells);
+  for (libra::hot::CellAddress& cell : cells) {
+    if (!r.Get(&cell.array) || !r.Get(&cell.index)) return std::nullopt;
+  }
+  uint64_t num_owners = 0;
+  if (!r.GetCount(4, &num_owners) || (num_owners != 0 && num_owners != num_keys)) {
+    return std::nullopt;
+  }
+  install.owners.resize(num_owners);
+  for (uint32_t& owner : install.owners) {
+    if (!r.Get(&owner)) return std::nullopt;
+  }
+  if (!r.done()) return std::nullopt;
+  if (placement != static_cast<uint32_t>(libra::hot::PlacementKind::kHeat) &&
+      placement != static_cast<uint32_t>(libra::hot::PlacementKind::kHash)) {
+    return std::nullopt;
+  }
+  try {
+    layout.Validate();
+    install.hot_set = std::make_shared<const libra::hot::HotSet>(
+        layout, static_cast<libra::hot::PlacementKind>(placement), std::move(keys),
+        std::move(cells));
+  } catch (const std::invalid_argument&) {
+    return std::nullopt;
+  }
+  return install;
+}
+
+}  // namespace ps::hotpath

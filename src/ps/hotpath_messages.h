@@ -1,0 +1,61 @@
+// The two messages of the hot path's control plane, carried as SimpleApp
+// bodies between the nodes and the controller in the scheduler:
+//
+//   JOIN    node -> controller: "I take part": role, rank, the UDP address
+//           the node will use, and (workers, sampling mode) the keys it
+//           counted and the largest gradient magnitude it saw.
+//   INSTALL controller -> node (the response to JOIN): the hot set with its
+//           placement, the epoch at which the hot path starts, or the reason
+//           the job stays on the plain parameter server.
+//
+// Both nodes run the same build, so the encoding is the host's byte order;
+// decoding checks every length and fails on a short or malformed body.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "libra/hot_set.h"
+#include "libra/switch_job.h"
+
+namespace ps::hotpath {
+
+// A key the worker pushed during the sampling phase, with its value count.
+struct KeyCount {
+  libra::hot::Key key = 0;
+  uint32_t value_len = 1;
+  uint64_t updates = 0;
+  uint32_t server = 0;  // the server rank the worker's slicer sends it to
+};
+
+struct JoinRequest {
+  enum class Role : uint8_t { kWorker = 1, kServer = 2 };
+  Role role = Role::kWorker;
+  uint32_t rank = 0;
+  libra::UdpEndpoint address;
+  float max_abs_value = 0;  // largest |value| pushed (workers)
+  std::vector<KeyCount> counts;
+};
+
+struct Install {
+  bool enabled = false;
+  std::string reason;  // why the job stays plain when !enabled
+  uint32_t job_id = 0;
+  uint32_t first_epoch = 0;
+  uint32_t num_workers = 0;
+  int scale_bits = 0;
+  std::shared_ptr<const libra::hot::HotSet> hot_set;
+  // The server rank that owns each hot key (as the workers' slicer routes
+  // it); empty means the default key ranges.
+  std::vector<uint32_t> owners;
+};
+
+std::string Encode(const JoinRequest& join);
+std::optional<JoinRequest> DecodeJoin(const std::string& body);
+std::string Encode(const Install& install);
+std::optional<Install> DecodeInstall(const std::string& body);
+
+}  // namespace ps::hotpath

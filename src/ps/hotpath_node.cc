@@ -1,0 +1,160 @@
+#include "hotpath_node.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "hotpath_controller.h"
+#include "ps/internal/logging.h"
+#include "ps/internal/postoffice.h"
+#include "ps/internal/van.h"
+
+namespace ps::hotpath {
+namespace {
+
+enum Head : int { kJoin = 1 };
+
+// The node's own IPv4 address: the host it registered with (DMLC_NODE_HOST or
+// DMLC_INTERFACE), so the switch sees the same address as the other nodes.
+uint32_t NodeIpv4() {
+  const std::string& host = Postoffice::Get()->van()->my_node().hostname;
+  in_addr addr{};
+  if (inet_pton(AF_INET, host.c_str(), &addr) == 1) return ntohl(addr.s_addr);
+  return 0x7f000001;
+}
+
+}  // namespace
+
+HotPathNode* HotPathNode::Get() {
+  static HotPathNode node;
+  return &node;
+}
+
+libra::UdpEndpoint HotPathNode::ReserveUdpEndpoint() {
+  // Bind to port 0 to learn a free port, then release it for the engine's own
+  // socket. Another process could take it in between; the engine's bind
+  // would then fail loudly, never silently.
+  libra::UdpEndpoint endpoint{NodeIpv4(), 0};
+  const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+  CHECK_GE(fd, 0) << "socket: " << std::strerror(errno);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(endpoint.ipv4);
+  socklen_t len = sizeof(addr);
+  CHECK_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0)
+      << "bind to " << Postoffice::Get()->van()->my_node().hostname << ": " << std::strerror(errno);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  endpoint.port = ntohs(addr.sin_port);
+  ::close(fd);
+  return endpoint;
+}
+
+void HotPathNode::Start() {
+  if (!enabled()) return;
+  Postoffice* po = Postoffice::Get();
+  app_ = std::make_unique<SimpleApp>(kAppId);
+  if (po->is_scheduler()) {
+    controller_ = std::make_unique<Controller>(Config(), po->num_workers(), po->num_servers());
+    app_->set_request_handle(
+        [this](const SimpleData& request, SimpleApp* app) { controller_->OnJoin(request, app); });
+    return;
+  }
+  app_->set_response_handle([this, po](const SimpleData& response, SimpleApp*) {
+    if (po->is_server()) {
+      HandleServerInstall(response.body);
+      return;
+    }
+    std::optional<Install> install = DecodeInstall(response.body);
+    CHECK(install) << "libra: malformed INSTALL from the controller";
+    std::lock_guard<std::mutex> lock(mu_);
+    worker_install_ = std::move(*install);
+    cond_.notify_all();
+  });
+  if (po->is_server()) {
+    JoinRequest join;
+    join.role = JoinRequest::Role::kServer;
+    join.rank = static_cast<uint32_t>(po->my_rank());
+    join.address = server_address_ = ReserveUdpEndpoint();
+    app_->Request(kJoin, Encode(join), kScheduler);
+  }
+}
+
+Install HotPathNode::JoinAndWait(const JoinRequest& join) {
+  CHECK(app_) << "libra: a push before ps::Start";
+  app_->Request(kJoin, Encode(join), kScheduler);
+  std::unique_lock<std::mutex> lock(mu_);
+  cond_.wait(lock, [this] { return worker_install_.has_value(); });
+  return *worker_install_;
+}
+
+void HotPathNode::HandleServerInstall(const std::string& body) {
+  std::optional<Install> install = DecodeInstall(body);
+  CHECK(install) << "libra: malformed INSTALL from the controller";
+  std::function<void(const Install&, libra::UdpEndpoint)> callback;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    server_install_ = std::move(*install);
+    callback = on_server_install_;
+  }
+  if (callback) callback(*server_install_, server_address_);
+}
+
+void HotPathNode::OnServerInstall(
+    std::function<void(const Install&, libra::UdpEndpoint)> on_install) {
+  std::optional<Install> ready;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    on_server_install_ = on_install;
+    ready = server_install_;
+  }
+  if (ready && on_install) on_install(*ready, server_address_);
+}
+
+int HotPathNode::AddDrain(std::function<void()> drain) {
+  std::lock_guard<std::mutex> lock(mu_);
+  drains_[next_drain_] = std::move(drain);
+  return next_drain_++;
+}
+
+void HotPathNode::RemoveDrain(int id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  drains_.erase(id);
+}
+
+void HotPathNode::BeforeFinalBarrier() {
+  std::vector<std::function<void()>> drains;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [id, drain] : drains_) drains.push_back(drain);
+  }
+  for (auto& drain : drains) drain();
+}
+
+void HotPathNode::Stop() {
+  if (controller_) controller_->Stop();
+  app_.reset();
+}
+
+void HotPathNode::SetReport(std::function<nlohmann::json()> report) {
+  std::lock_guard<std::mutex> lock(mu_);
+  report_ = std::move(report);
+}
+
+nlohmann::json HotPathNode::Report() {
+  std::function<nlohmann::json()> report;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    report = report_;
+  }
+  if (!enabled()) return {{"enabled", false}};
+  nlohmann::json out = report ? report() : nlohmann::json::object();
+  out["enabled"] = true;
+  out["mode"] = Config().sampling() ? "sampling" : "file";
+  out["first_hot_epoch"] = Config().first_hot_epoch();
+  return out;
+}
+
+}  // namespace ps::hotpath

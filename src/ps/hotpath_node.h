@@ -1,0 +1,80 @@
+// The hot path's control plane in one process: the JOIN/INSTALL exchange
+// with the controller (src/ps/hotpath_controller.h, in the scheduler), the
+// UDP address this node uses, and the steps the hot path adds to ps::Start
+// and ps::Finalize. The data path lives in the worker and server bridges
+// (include/ps/internal/hotpath_worker.h, hotpath_server.h).
+//
+// Who joins when: servers at Start (they only wait for the INSTALL, in the
+// background); workers when they reach the first hot epoch (0 with a hot-set
+// file, LIBRA_SAMPLE_EPOCHS with sampling), blocking that push until the
+// controller has heard every node and answered. So every worker switches to
+// the hot path at the same epoch, and servers collect from that epoch on.
+#pragma once
+
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <vector>
+
+#include "hotpath_config.h"
+#include "hotpath_messages.h"
+#include "ps/simple_app.h"
+
+namespace ps::hotpath {
+
+class Controller;
+
+class HotPathNode {
+ public:
+  // The process's node; it does nothing unless Config().enabled.
+  static HotPathNode* Get();
+
+  bool enabled() const { return Config().enabled; }
+
+  // After the van is up: creates the control-plane app; a server joins.
+  void Start();
+  // Before Finalize's barrier: runs the drain callbacks (workers wait until
+  // the servers have applied every epoch they pushed).
+  void BeforeFinalBarrier();
+  // After Finalize's barrier: the scheduler removes the job from the switch.
+  void Stop();
+
+  // A free UDP port on this node's address, for the switch job.
+  libra::UdpEndpoint ReserveUdpEndpoint();
+
+  // Worker: sends JOIN and blocks until the controller answers.
+  Install JoinAndWait(const JoinRequest& join);
+  // Server: `on_install` runs once the INSTALL is here (at once if it already
+  // is), with the address this server announced.
+  void OnServerInstall(std::function<void(const Install&, libra::UdpEndpoint)> on_install);
+
+  // Bridges register what Finalize must wait for and what reports show.
+  int AddDrain(std::function<void()> drain);
+  void RemoveDrain(int id);
+  void SetReport(std::function<nlohmann::json()> report);
+  nlohmann::json Report();
+
+ private:
+  HotPathNode() = default;
+  void HandleServerInstall(const std::string& body);
+
+  static constexpr int kAppId = 0x4c48;  // any id other than the KV apps' 0
+
+  std::mutex mu_;
+  std::condition_variable cond_;
+  std::unique_ptr<SimpleApp> app_;
+  std::unique_ptr<Controller> controller_;
+  libra::UdpEndpoint server_address_;
+  std::optional<Install> server_install_;
+  std::optional<Install> worker_install_;
+  std::function<void(const Install&, libra::UdpEndpoint)> on_server_install_;
+  std::map<int, std::function<void()>> drains_;
+  int next_drain_ = 0;
+  std::function<nlohmann::json()> report_;
+};
+
+}  // namespace ps::hotpath

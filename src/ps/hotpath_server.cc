@@ -1,0 +1,189 @@
+#include "ps/internal/hotpath_server.h"
+
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "hotpath_node.h"
+#include "libra/hotpath_collector.h"
+#include "ps/internal/logging.h"
+#include "ps/internal/postoffice.h"
+#include "ps/internal/threadsafe_queue.h"
+
+namespace ps::hotpath {
+namespace {
+
+using libra::hotpath::CollectedEpoch;
+using libra::hotpath::HotPathStatus;
+
+class ServerPathImpl final : public ServerPath {
+ public:
+  explicit ServerPathImpl(Handle handle) : handle_(std::move(handle)) {
+    HotPathNode* node = HotPathNode::Get();
+    node->SetReport([this] { return Report(); });
+    dispatcher_ = std::thread([this] { DispatchInOrder(); });
+    node->OnServerInstall([this](const Install& install, libra::UdpEndpoint local) {
+      StartCollecting(install, local);
+    });
+  }
+
+  ~ServerPathImpl() override {
+    HotPathNode::Get()->OnServerInstall(nullptr);
+    HotPathNode::Get()->SetReport(nullptr);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+      collector_.reset();  // no more epochs
+    }
+    answered_.notify_all();
+    epochs_.Push(std::nullopt);
+    dispatcher_.join();
+  }
+
+  void OnResponse(int timestamp, const SArray<float>& vals) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    responses_[timestamp] = vals;
+    answered_.notify_all();
+  }
+
+ private:
+  void StartCollecting(const Install& install, libra::UdpEndpoint local) {
+    if (!install.enabled) return;
+    // This server owns the hot keys the workers' slicer sends to it (or, with
+    // a hot-set file, those of its key range), as it would own them cold.
+    const int rank = Postoffice::Get()->my_rank();
+    const Range range = Postoffice::Get()->GetServerKeyRanges()[rank];
+    std::vector<libra::hot::Key> owned;
+    const auto keys = install.hot_set->keys();
+    for (size_t i = 0; i < keys.size(); ++i) {
+      const bool mine = install.owners.empty()
+                            ? keys[i].key >= range.begin() && keys[i].key < range.end()
+                            : install.owners[i] == static_cast<uint32_t>(rank);
+      if (mine) owned.push_back(keys[i].key);
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    hot_set_ = install.hot_set;
+    owned_keys_ = owned.size();
+    if (owned.empty() || stopping_) return;
+    libra::hotpath::HotCollectorOptions options;
+    options.job_id = install.job_id;
+    options.server_id = static_cast<uint16_t>(Postoffice::Get()->my_rank());
+    options.switch_address = Config().switch_data;
+    options.local = local;
+    options.num_workers = install.num_workers;
+    options.first_epoch = install.first_epoch;
+    collector_ = std::make_unique<libra::hotpath::HotCollector>(
+        install.hot_set, owned, options,
+        [this](CollectedEpoch epoch) { epochs_.Push(std::move(epoch)); });
+  }
+
+  // Each collected epoch: the sums into the handle, the new values out to
+  // the switch. One epoch at a time, in order.
+  void DispatchInOrder() {
+    std::optional<CollectedEpoch> epoch;
+    while (true) {
+      epochs_.WaitAndPop(&epoch);
+      if (!epoch) return;
+      CHECK(epoch->status == HotPathStatus::kOk)
+          << "libra: the switch stopped answering while collecting epoch " << epoch->epoch;
+      if (Postoffice::Get()->verbose() >= 1) {
+        LOG(INFO) << "libra: collected epoch " << epoch->epoch << ": " << epoch->keys.size()
+                  << " keys, first sum " << (epoch->vals.empty() ? 0.f : epoch->vals[0]);
+      }
+      if (!epoch->saturated_keys.empty()) {
+        LOG(WARNING) << "libra: " << epoch->saturated_keys.size() << " hot sums saturated in epoch "
+                     << epoch->epoch;
+      }
+      Request push;
+      push.push = true;
+      push.num_merged = static_cast<int>(epoch->num_merged);
+      push.keys.CopyFrom(epoch->keys.data(), epoch->keys.size());
+      push.vals.CopyFrom(epoch->vals.data(), epoch->vals.size());
+      push.lens.CopyFrom(epoch->lens.data(), epoch->lens.size());
+      if (!Call(push)) return;
+
+      Request pull;
+      pull.keys = push.keys;
+      pull.lens = push.lens;
+      std::optional<SArray<float>> values = Call(pull);
+      if (!values) return;
+      if (values->size() != epoch->vals.size()) {
+        LOG(ERROR) << "libra: the request handle answered the hot keys' pull with "
+                   << values->size() << " values, not " << epoch->vals.size() << "; epoch "
+                   << epoch->epoch << " not replicated";
+        continue;
+      }
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!collector_) return;
+      collector_->PublishUpdate(epoch->epoch, epoch->keys,
+                                std::span<const float>(values->data(), values->size()));
+      ++epochs_applied_;
+    }
+  }
+
+  // Runs the handle and waits for its Response; nullopt when stopping.
+  std::optional<SArray<float>> Call(Request request) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      request.timestamp = next_timestamp_++;
+    }
+    handle_(request);
+    std::unique_lock<std::mutex> lock(mu_);
+    answered_.wait(lock, [&] { return stopping_ || responses_.count(request.timestamp) > 0; });
+    if (stopping_) return std::nullopt;
+    SArray<float> vals = responses_[request.timestamp];
+    responses_.erase(request.timestamp);
+    return vals;
+  }
+
+  nlohmann::json Report() {
+    std::lock_guard<std::mutex> lock(mu_);
+    nlohmann::json out = {
+        {"role", "server"}, {"epochs_collected", epochs_applied_}, {"owned_hot_keys", owned_keys_}};
+    if (hot_set_) {
+      out["hot_keys"] = hot_set_->size();
+      out["hot_values"] = hot_set_->num_values();
+    }
+    if (!collector_) return out;
+    const libra::hotpath::HotCollectorCounters c = collector_->counters();
+    out["collector"] = {{"epochs_collected", c.epochs_collected},
+                        {"ready_received", c.ready_received},
+                        {"ready_polls", c.ready_polls},
+                        {"collect_packets", c.collect_packets},
+                        {"retransmissions", c.retransmissions},
+                        {"results", c.results},
+                        {"saturated_values", c.saturated_values},
+                        {"update_packets", c.update_packets},
+                        {"packets_sent", c.packets_sent},
+                        {"bytes_sent", c.bytes_sent},
+                        {"packets_received", c.packets_received},
+                        {"bytes_received", c.bytes_received},
+                        {"malformed_packets", c.malformed_packets},
+                        {"ignored_packets", c.ignored_packets}};
+    return out;
+  }
+
+  Handle handle_;
+  std::mutex mu_;
+  std::condition_variable answered_;
+  bool stopping_ = false;
+  std::shared_ptr<const libra::hot::HotSet> hot_set_;
+  size_t owned_keys_ = 0;
+  std::unique_ptr<libra::hotpath::HotCollector> collector_;
+  ThreadsafeQueue<std::optional<CollectedEpoch>> epochs_;
+  std::map<int, SArray<float>> responses_;
+  int next_timestamp_ = 0;
+  uint64_t epochs_applied_ = 0;
+  std::thread dispatcher_;
+};
+
+}  // namespace
+
+std::unique_ptr<ServerPath> ServerPath::Create(Handle handle) {
+  if (!HotPathNode::Get()->enabled()) return nullptr;
+  return std::make_unique<ServerPathImpl>(std::move(handle));
+}
+
+}  // namespace ps::hotpath

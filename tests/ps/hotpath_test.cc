@@ -1,0 +1,116 @@
+// Multi-process tests of Libra's hot path inside the PS-lite runtime: the
+// PS-lite-style programs of kv_program.cc run unchanged with LIBRA_* set and
+// a real `libra switchd` on loopback. Each program checks exact sums, so
+// passing with the hot path on means its results are identical to the plain
+// run (the same programs pass without Libra in multiprocess_test.cc).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <regex>
+#include <set>
+#include <string>
+
+#include "common/switchd_process.h"
+
+namespace {
+
+struct CommandResult {
+  int status;
+  std::string output;
+};
+
+CommandResult RunCommand(const std::string& command) {
+  CommandResult result{-1, ""};
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) return result;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) result.output.append(buf, n);
+  const int status = pclose(pipe);
+  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
+int CountOccurrences(const std::string& text, const std::string& word) {
+  int count = 0;
+  for (size_t pos = text.find(word); pos != std::string::npos; pos = text.find(word, pos + 1)) {
+    ++count;
+  }
+  return count;
+}
+
+// Runs kv_program MODE with the hot path on (sampling the first
+// `sample_epochs` pushes) through `sw`.
+CommandResult RunWithSwitch(const libra::test_support::SwitchdProcess& sw, const std::string& mode,
+                            int servers, int workers, int sample_epochs,
+                            const std::string& extra_env = "") {
+  const std::string env = "LIBRA_SWITCH=" + sw.data.ToString() +
+                          " LIBRA_SWITCH_CONTROL=" + sw.control +
+                          " LIBRA_SAMPLE_EPOCHS=" + std::to_string(sample_epochs) +
+                          " LIBRA_CAPACITY=200 " + extra_env + " ";
+  return RunCommand(env + LIBRA_BIN + " launch --timeout 60 -s " + std::to_string(servers) +
+                    " -w " + std::to_string(workers) + " -- " + KV_PROGRAM + " " + mode);
+}
+
+struct HotCase {
+  std::string mode;
+  int servers;
+  int workers;
+};
+
+std::string CaseName(const testing::TestParamInfo<HotCase>& info) {
+  return info.param.mode + "_" + std::to_string(info.param.servers) + "s" +
+         std::to_string(info.param.workers) + "w";
+}
+
+class HotPathJob : public testing::TestWithParam<HotCase> {};
+
+TEST_P(HotPathJob, SameResultsAsThePlainParameterServer) {
+  const HotCase& c = GetParam();
+  libra::test_support::SwitchdProcess sw;
+  const CommandResult r = RunWithSwitch(sw, c.mode, c.servers, c.workers, 1);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(CountOccurrences(r.output, "PASS " + c.mode), c.workers) << r.output;
+  // The hot path really carried the hot keys: every worker switched to it.
+  EXPECT_NE(r.output.find("libra: hot path on from epoch 1"), std::string::npos) << r.output;
+  EXPECT_EQ(CountOccurrences(r.output, "on the hot path from epoch 1 "), c.workers) << r.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(Libra, HotPathJob,
+                         testing::Values(HotCase{"sum", 1, 1}, HotCase{"sum", 3, 4},
+                                         HotCase{"many", 2, 3}, HotCase{"pushpull", 2, 3},
+                                         HotCase{"zerocopy", 3, 2}, HotCase{"lens", 3, 3},
+                                         HotCase{"callback", 2, 2}, HotCase{"slicer", 3, 2}),
+                         CaseName);
+
+// The sampling phase ends at the same epoch on every node, and the servers
+// collect from exactly that epoch on.
+TEST(HotPathSampling, EveryNodeSwitchesAtTheSameEpoch) {
+  libra::test_support::SwitchdProcess sw;
+  const CommandResult r = RunWithSwitch(sw, "many", 2, 3, 7, "PS_VERBOSE=1");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(CountOccurrences(r.output, "on the hot path from epoch 7 "), 3) << r.output;
+  std::set<int> first_collected;
+  const std::regex collected(R"(\[server (\d)\].*libra: collected epoch (\d+):)");
+  std::set<int> seen_servers;
+  for (std::sregex_iterator it(r.output.begin(), r.output.end(), collected), end; it != end; ++it) {
+    const int server = std::stoi((*it)[1]);
+    if (seen_servers.insert(server).second) first_collected.insert(std::stoi((*it)[2]));
+  }
+  EXPECT_EQ(first_collected, std::set<int>{7}) << r.output;
+}
+
+// Without a reachable switch the controller says why and the job runs on the
+// plain parameter server: Libra never stops a job PS-lite would run.
+TEST(HotPathFallback, UnreachableSwitchKeepsThePlainParameterServer) {
+  const CommandResult r =
+      RunCommand(std::string("LIBRA_SWITCH=127.0.0.1:9 LIBRA_SWITCH_CONTROL=127.0.0.1:9 "
+                             "LIBRA_SAMPLE_EPOCHS=1 ") +
+                 LIBRA_BIN + " launch --timeout 60 -s 1 -w 2 -- " + KV_PROGRAM + " sum");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(CountOccurrences(r.output, "PASS sum"), 2) << r.output;
+  EXPECT_NE(r.output.find("staying on the plain parameter server"), std::string::npos) << r.output;
+}
+
+}  // namespace
