@@ -1,0 +1,127 @@
+// Unit tests of the hot path's control plane: the JOIN/INSTALL encoding (a
+// malformed body is rejected, never trusted) and the controller's choices.
+#include <gtest/gtest.h>
+
+#include "hotpath_controller.h"
+#include "hotpath_messages.h"
+#include "libra/placement.h"
+
+namespace ps::hotpath {
+namespace {
+
+JoinRequest SampleJoin() {
+  JoinRequest join;
+  join.role = JoinRequest::Role::kWorker;
+  join.rank = 3;
+  join.address = {0x7f000001, 4242};
+  join.max_abs_value = 2.5f;
+  join.counts = {{7, 1, 10, 0}, {9, 4, 3, 1}, {~0ull, 2, 1, 2}};
+  return join;
+}
+
+Install SampleInstall() {
+  std::vector<libra::hot::HotKey> keys = {{5, 1, 100}, {8, 3, 50}, {2, 2, 10}};
+  libra::hot::SwitchLayout layout{4, 16, 2};
+  Install install;
+  install.enabled = true;
+  install.job_id = 9;
+  install.first_epoch = 20;
+  install.num_workers = 4;
+  install.scale_bits = 18;
+  install.hot_set = std::make_shared<const libra::hot::HotSet>(
+      libra::hot::PlaceHotSet(keys, layout, libra::hot::HeatPlacement()));
+  install.owners = {0, 1, 0};
+  return install;
+}
+
+TEST(HotPathMessages, JoinRoundTrips) {
+  const JoinRequest join = SampleJoin();
+  const std::optional<JoinRequest> back = DecodeJoin(Encode(join));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->role, join.role);
+  EXPECT_EQ(back->rank, join.rank);
+  EXPECT_EQ(back->address, join.address);
+  EXPECT_EQ(back->max_abs_value, join.max_abs_value);
+  ASSERT_EQ(back->counts.size(), join.counts.size());
+  for (size_t i = 0; i < join.counts.size(); ++i) {
+    EXPECT_EQ(back->counts[i].key, join.counts[i].key);
+    EXPECT_EQ(back->counts[i].value_len, join.counts[i].value_len);
+    EXPECT_EQ(back->counts[i].updates, join.counts[i].updates);
+    EXPECT_EQ(back->counts[i].server, join.counts[i].server);
+  }
+}
+
+TEST(HotPathMessages, InstallRoundTripsTheHotSetAndItsPlacement) {
+  const Install install = SampleInstall();
+  const std::optional<Install> back = DecodeInstall(Encode(install));
+  ASSERT_TRUE(back);
+  EXPECT_TRUE(back->enabled);
+  EXPECT_EQ(back->job_id, 9u);
+  EXPECT_EQ(back->first_epoch, 20u);
+  EXPECT_EQ(back->num_workers, 4u);
+  EXPECT_EQ(back->scale_bits, 18);
+  EXPECT_EQ(back->owners, install.owners);
+  ASSERT_EQ(back->hot_set->size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(back->hot_set->keys()[i].key, install.hot_set->keys()[i].key);
+    EXPECT_EQ(back->hot_set->keys()[i].value_len, install.hot_set->keys()[i].value_len);
+  }
+  ASSERT_EQ(back->hot_set->num_values(), install.hot_set->num_values());
+  for (size_t i = 0; i < install.hot_set->num_values(); ++i) {
+    EXPECT_EQ(back->hot_set->cells()[i], install.hot_set->cells()[i]);
+  }
+}
+
+TEST(HotPathMessages, ADisabledInstallCarriesItsReason) {
+  Install install;
+  install.reason = "no switch";
+  const std::optional<Install> back = DecodeInstall(Encode(install));
+  ASSERT_TRUE(back);
+  EXPECT_FALSE(back->enabled);
+  EXPECT_EQ(back->reason, "no switch");
+}
+
+TEST(HotPathMessages, EveryTruncationAndTrailingByteIsRejected) {
+  const std::string join = Encode(SampleJoin());
+  const std::string install = Encode(SampleInstall());
+  for (size_t n = 0; n < join.size(); ++n) EXPECT_FALSE(DecodeJoin(join.substr(0, n))) << n;
+  for (size_t n = 0; n < install.size(); ++n) {
+    EXPECT_FALSE(DecodeInstall(install.substr(0, n))) << n;
+  }
+  EXPECT_FALSE(DecodeJoin(join + "x"));
+  EXPECT_FALSE(DecodeInstall(install + "x"));
+}
+
+TEST(HotPathMessages, AnInconsistentPlacementIsRejected) {
+  std::string body = Encode(SampleInstall());
+  // The last cell (before the owner list) points to array 0, index 0 like
+  // another value: two values in one cell.
+  const size_t owners_bytes = 8 + 3 * 4;
+  const size_t last_cell = body.size() - owners_bytes - 8;
+  const size_t first_cell = last_cell - 8 * (SampleInstall().hot_set->num_values() - 1);
+  body.replace(last_cell, 8, body.substr(first_cell, 8));
+  EXPECT_FALSE(DecodeInstall(body));
+}
+
+TEST(HotPathController, ScaleLeavesHeadroomForEveryWorkersSum) {
+  for (uint32_t workers : {1u, 4u, 64u}) {
+    for (float max_abs : {1e-3f, 0.5f, 7.0f, 3000.0f}) {
+      const int f = Controller::ChooseScaleBits(workers, max_abs);
+      EXPECT_GE(f, 0);
+      EXPECT_LE(f, 24);
+      if (f > 0) EXPECT_LE(double(workers) * max_abs * std::ldexp(1.0, f) * 16, 2147483648.0);
+    }
+  }
+  EXPECT_EQ(Controller::ChooseScaleBits(4, 0.0f), 16);  // nothing seen
+}
+
+TEST(HotPathController, LayoutFillsTheSwitchProfileButNoMore) {
+  const libra::hot::SwitchLayout small = Controller::SwitchLayoutFor(4, 1);
+  const libra::hot::SwitchLayout large = Controller::SwitchLayoutFor(64, 8);
+  EXPECT_EQ(small.num_arrays, 32u);
+  EXPECT_GT(small.cells_per_array, 1000u);
+  EXPECT_LE(large.cells_per_array, small.cells_per_array);  // bookkeeping takes room
+}
+
+}  // namespace
+}  // namespace ps::hotpath
