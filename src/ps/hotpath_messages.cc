@@ -175,4 +175,32 @@ std::optional<Install> DecodeInstall(const std::string& body) {
   return install;
 }
 
+std::string Encode(const Repair& repair) {
+  Writer w;
+  w.Put(repair.epoch);
+  w.Put<uint64_t>(repair.keys.size());
+  for (libra::hot::Key key : repair.keys) w.Put(key);
+  w.Put<uint64_t>(repair.vals.size());
+  for (float v : repair.vals) w.Put(v);
+  return w.Take();
+}
+
+std::optional<Repair> DecodeRepair(const std::string& body) {
+  Reader r(body);
+  Repair repair;
+  uint64_t num_keys = 0, num_vals = 0;
+  if (!r.Get(&repair.epoch) || !r.GetCount(8, &num_keys)) return std::nullopt;
+  repair.keys.resize(num_keys);
+  for (libra::hot::Key& key : repair.keys) {
+    if (!r.Get(&key)) return std::nullopt;
+  }
+  if (!r.GetCount(4, &num_vals)) return std::nullopt;
+  repair.vals.resize(num_vals);
+  for (float& v : repair.vals) {
+    if (!r.Get(&v)) return std::nullopt;
+  }
+  if (!r.done()) return std::nullopt;
+  return repair;
+}
+
 }  // namespace ps::hotpath

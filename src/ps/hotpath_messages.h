@@ -53,9 +53,20 @@ struct Install {
   std::vector<uint32_t> owners;
 };
 
+// REPAIR worker -> servers: the values of these hot keys as of `epoch` (a
+// lost REPLICA); each server answers with the keys it owns, as of the newest
+// epoch it has published, once that is `epoch` or later.
+struct Repair {
+  uint32_t epoch = 0;
+  std::vector<libra::hot::Key> keys;
+  std::vector<float> vals;  // the answer: key after key, hot-set lengths
+};
+
 std::string Encode(const JoinRequest& join);
 std::optional<JoinRequest> DecodeJoin(const std::string& body);
 std::string Encode(const Install& install);
 std::optional<Install> DecodeInstall(const std::string& body);
+std::string Encode(const Repair& repair);
+std::optional<Repair> DecodeRepair(const std::string& body);
 
 }  // namespace ps::hotpath

@@ -15,7 +15,7 @@
 namespace ps::hotpath {
 namespace {
 
-enum Head : int { kJoin = 1 };
+enum Head : int { kJoin = 1, kRepair = 2 };
 
 // The node's own IPv4 address: the host it registered with (DMLC_NODE_HOST or
 // DMLC_INTERFACE), so the switch sees the same address as the other nodes.
@@ -62,7 +62,26 @@ void HotPathNode::Start() {
         [this](const SimpleData& request, SimpleApp* app) { controller_->OnJoin(request, app); });
     return;
   }
+  app_->set_request_handle([this](const SimpleData& request, SimpleApp* app) {
+    RepairHandler handler;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      handler = repair_handler_;
+    }
+    std::optional<Repair> repair = DecodeRepair(request.body);
+    if (request.head != kRepair || !repair || !handler) {
+      app->Response(request, Encode(Repair{}));
+      return;
+    }
+    handler(request, std::move(*repair));
+  });
   app_->set_response_handle([this, po](const SimpleData& response, SimpleApp*) {
+    if (response.head == kRepair) {
+      std::optional<Repair> answer = DecodeRepair(response.body);
+      std::lock_guard<std::mutex> lock(mu_);
+      if (answer) repair_answers_[response.timestamp].push_back(std::move(*answer));
+      return;
+    }
     if (po->is_server()) {
       HandleServerInstall(response.body);
       return;
@@ -88,6 +107,24 @@ Install HotPathNode::JoinAndWait(const JoinRequest& join) {
   std::unique_lock<std::mutex> lock(mu_);
   cond_.wait(lock, [this] { return worker_install_.has_value(); });
   return *worker_install_;
+}
+
+std::vector<Repair> HotPathNode::RequestRepair(const Repair& request) {
+  const int timestamp = app_->Request(kRepair, Encode(request), kServerGroup);
+  app_->Wait(timestamp);
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<Repair> answers = std::move(repair_answers_[timestamp]);
+  repair_answers_.erase(timestamp);
+  return answers;
+}
+
+void HotPathNode::SetRepairHandler(RepairHandler handler) {
+  std::lock_guard<std::mutex> lock(mu_);
+  repair_handler_ = std::move(handler);
+}
+
+void HotPathNode::AnswerRepair(const SimpleData& request, const Repair& answer) {
+  if (app_) app_->Response(request, Encode(answer));
 }
 
 void HotPathNode::HandleServerInstall(const std::string& body) {

@@ -48,6 +48,14 @@ class HotPathNode {
 
   // Worker: sends JOIN and blocks until the controller answers.
   Install JoinAndWait(const JoinRequest& join);
+  // Worker: asks every server for the values of `request.keys` as of
+  // `request.epoch` (a replica gap) and returns their answers.
+  std::vector<Repair> RequestRepair(const Repair& request);
+  // Server: `handler` answers REPAIR requests (it may answer later, with
+  // AnswerRepair); without one they are answered empty.
+  using RepairHandler = std::function<void(const SimpleData& request, Repair repair)>;
+  void SetRepairHandler(RepairHandler handler);
+  void AnswerRepair(const SimpleData& request, const Repair& answer);
   // Server: `on_install` runs once the INSTALL is here (at once if it already
   // is), with the address this server announced.
   void OnServerInstall(std::function<void(const Install&, libra::UdpEndpoint)> on_install);
@@ -75,6 +83,8 @@ class HotPathNode {
   std::map<int, std::function<void()>> drains_;
   int next_drain_ = 0;
   std::function<nlohmann::json()> report_;
+  RepairHandler repair_handler_;
+  std::map<int, std::vector<Repair>> repair_answers_;  // by request timestamp
 };
 
 }  // namespace ps::hotpath

@@ -1,10 +1,12 @@
 #include "ps/internal/hotpath_server.h"
 
 #include <condition_variable>
+#include <list>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <unordered_map>
 
 #include "hotpath_node.h"
 #include "libra/hotpath_collector.h"
@@ -24,6 +26,8 @@ class ServerPathImpl final : public ServerPath {
     HotPathNode* node = HotPathNode::Get();
     node->SetReport([this] { return Report(); });
     dispatcher_ = std::thread([this] { DispatchInOrder(); });
+    node->SetRepairHandler(
+        [this](const SimpleData& request, Repair repair) { OnRepair(request, repair); });
     node->OnServerInstall([this](const Install& install, libra::UdpEndpoint local) {
       StartCollecting(install, local);
     });
@@ -31,6 +35,7 @@ class ServerPathImpl final : public ServerPath {
 
   ~ServerPathImpl() override {
     HotPathNode::Get()->OnServerInstall(nullptr);
+    HotPathNode::Get()->SetRepairHandler(nullptr);
     HotPathNode::Get()->SetReport(nullptr);
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -120,6 +125,50 @@ class ServerPathImpl final : public ServerPath {
       collector_->PublishUpdate(epoch->epoch, epoch->keys,
                                 std::span<const float>(values->data(), values->size()));
       ++epochs_applied_;
+      // Kept to answer REPAIRs of workers that lost some of the REPLICAs.
+      published_epoch_ = epoch->epoch;
+      if (published_offset_.empty()) {
+        size_t offset = 0;
+        for (size_t i = 0; i < epoch->keys.size(); ++i) {
+          published_offset_[epoch->keys[i]] = {offset, static_cast<size_t>(epoch->lens[i])};
+          offset += epoch->lens[i];
+        }
+      }
+      published_vals_.assign(values->begin(), values->end());
+      AnswerWaitingRepairs();
+    }
+  }
+
+  // A worker's replica lacks values of `repair.epoch`: answer with what this
+  // server published, once it has published that epoch. A server without
+  // hot keys answers at once, empty.
+  void OnRepair(const SimpleData& request, const Repair& repair) {
+    std::lock_guard<std::mutex> lock(mu_);
+    waiting_repairs_.emplace_back(request, repair);
+    AnswerWaitingRepairs();
+  }
+
+  void AnswerWaitingRepairs() {
+    for (auto it = waiting_repairs_.begin(); it != waiting_repairs_.end();) {
+      const auto& [request, repair] = *it;
+      const bool has_keys = collector_ != nullptr;
+      if (has_keys && (!published_epoch_ || *published_epoch_ < repair.epoch)) {
+        ++it;
+        continue;
+      }
+      Repair answer;
+      answer.epoch = published_epoch_.value_or(repair.epoch);
+      for (libra::hot::Key key : repair.keys) {
+        auto found = published_offset_.find(key);
+        if (found == published_offset_.end()) continue;
+        answer.keys.push_back(key);
+        const auto [offset, len] = found->second;
+        answer.vals.insert(answer.vals.end(), published_vals_.begin() + offset,
+                           published_vals_.begin() + offset + len);
+      }
+      HotPathNode::Get()->AnswerRepair(request, answer);
+      ++repairs_answered_;
+      it = waiting_repairs_.erase(it);
     }
   }
 
@@ -140,8 +189,10 @@ class ServerPathImpl final : public ServerPath {
 
   nlohmann::json Report() {
     std::lock_guard<std::mutex> lock(mu_);
-    nlohmann::json out = {
-        {"role", "server"}, {"epochs_collected", epochs_applied_}, {"owned_hot_keys", owned_keys_}};
+    nlohmann::json out = {{"role", "server"},
+                          {"epochs_collected", epochs_applied_},
+                          {"owned_hot_keys", owned_keys_},
+                          {"repairs_answered", repairs_answered_}};
     if (hot_set_) {
       out["hot_keys"] = hot_set_->size();
       out["hot_values"] = hot_set_->num_values();
@@ -176,6 +227,11 @@ class ServerPathImpl final : public ServerPath {
   std::map<int, SArray<float>> responses_;
   int next_timestamp_ = 0;
   uint64_t epochs_applied_ = 0;
+  std::optional<uint32_t> published_epoch_;
+  std::unordered_map<libra::hot::Key, std::pair<size_t, size_t>> published_offset_;
+  std::vector<float> published_vals_;
+  std::list<std::pair<SimpleData, Repair>> waiting_repairs_;
+  uint64_t repairs_answered_ = 0;
   std::thread dispatcher_;
 };
 

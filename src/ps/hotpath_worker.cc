@@ -1,6 +1,7 @@
 #include "ps/internal/hotpath_worker.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <future>
@@ -41,6 +42,7 @@ class WorkerPathImpl final : public WorkerPath {
     drain_id_ = node_->AddDrain([this] { Drain(); });
     node_->SetReport([this] { return Report(); });
     completer_ = std::thread([this] { CompleteInOrder(); });
+    watchdog_ = std::thread([this] { WatchReplica(); });
   }
 
   ~WorkerPathImpl() override {
@@ -49,6 +51,12 @@ class WorkerPathImpl final : public WorkerPath {
     node_->SetReport(nullptr);
     tasks_.Push(std::nullopt);
     completer_.join();
+    {
+      std::lock_guard<std::mutex> lock(watch_mu_);
+      stopping_ = true;
+    }
+    watch_cond_.notify_all();
+    watchdog_.join();
     sender_.reset();
   }
 
@@ -175,7 +183,7 @@ class WorkerPathImpl final : public WorkerPath {
             << libra::hotpath::HotPathStatusName(status) << ")";
       }
       Parts values;
-      if (task->read_replica) values = ReadReplica(task->keys);
+      if (task->read_replica) values = ReadReplica(task->epoch, task->keys);
       task->done(std::move(values));
       std::lock_guard<std::mutex> lock(drain_mu_);
       --tasks_pending_;
@@ -183,7 +191,9 @@ class WorkerPathImpl final : public WorkerPath {
     }
   }
 
-  Parts ReadReplica(const SArray<Key>& keys) {
+  // Waits until the replica of `keys` has reached `epoch`; after each
+  // timeout asks the servers for the values they published (a REPLICA lost).
+  Parts ReadReplica(uint32_t epoch, const SArray<Key>& keys) {
     Parts out;
     out.keys = keys;
     std::vector<float> vals;
@@ -196,10 +206,65 @@ class WorkerPathImpl final : public WorkerPath {
           << kReplicaDeadline.count() << " s (a server or the switch stopped)";
       vals.clear();
       lens.clear();
+      Repair request;
+      request.epoch = epoch;
+      request.keys.assign(keys.begin(), keys.end());
+      for (const Repair& answer : node_->RequestRepair(request)) {
+        sender_->RepairReplica(answer.epoch, answer.keys, answer.vals);
+        repaired_values_ += answer.vals.size();
+      }
+      ++repairs_;
     }
     out.vals.CopyFrom(vals.data(), vals.size());
     out.lens.CopyFrom(lens.data(), lens.size());
     return out;
+  }
+
+  // Lost REPLICAs of an epoch leave the replica behind, and the sender will
+  // not start epoch e+2 before epoch e is complete (the switch's banks). A
+  // pull repairs the keys it reads; this repairs the rest: when the replica
+  // has stayed more than one epoch behind the last push for kRepairAfter, it
+  // asks the servers for everything they published.
+  void WatchReplica() {
+    constexpr auto kRepairAfter = std::chrono::milliseconds(300);
+    std::optional<Clock::time_point> behind_since;
+    std::unique_lock<std::mutex> lock(watch_mu_);
+    while (
+        !watch_cond_.wait_for(lock, std::chrono::milliseconds(50), [this] { return stopping_; })) {
+      std::optional<uint32_t> wanted;
+      {
+        std::lock_guard<std::mutex> push_lock(push_mu_);
+        if (sender_ && epochs_hot_ >= 2) {
+          const std::optional<uint32_t> reached = sender_->ReplicaEpoch();
+          if (!reached || *reached + 1 < last_pushed_) {
+            wanted = reached ? *reached + 1 : first_hot_epoch_;
+          }
+        }
+      }
+      if (!wanted) {
+        behind_since.reset();
+        continue;
+      }
+      if (!behind_since) behind_since = Clock::now();
+      if (Clock::now() - *behind_since < kRepairAfter) continue;
+      lock.unlock();
+      RepairAll(*wanted);
+      lock.lock();
+      behind_since.reset();
+    }
+  }
+
+  // Asks the servers for all hot values as of `epoch` (they answer once they
+  // have published it) and installs them in the replica.
+  void RepairAll(uint32_t epoch) {
+    Repair request;
+    request.epoch = epoch;
+    for (const libra::hot::HotKey& k : hot_set_->keys()) request.keys.push_back(k.key);
+    for (const Repair& answer : node_->RequestRepair(request)) {
+      sender_->RepairReplica(answer.epoch, answer.keys, answer.vals);
+      repaired_values_ += answer.vals.size();
+    }
+    ++repairs_;
   }
 
   // Waits until the servers have applied every epoch this worker pushed
@@ -211,14 +276,19 @@ class WorkerPathImpl final : public WorkerPath {
     }
     std::lock_guard<std::mutex> lock(push_mu_);
     if (!sender_ || epochs_hot_ == 0) return;
-    const auto deadline = Clock::now() + kReplicaDeadline;
+    const auto start = Clock::now();
+    auto next_repair = start + std::chrono::milliseconds(500);
     while (true) {
       const std::optional<uint32_t> reached = sender_->ReplicaEpoch();
       if (reached && *reached >= last_pushed_) return;
-      if (Clock::now() > deadline) {
+      if (Clock::now() > start + kReplicaDeadline) {
         LOG(WARNING) << "libra: the replica did not reach epoch " << last_pushed_
                      << " before Finalize";
         return;
+      }
+      if (Clock::now() > next_repair) {  // the last epoch's REPLICAs were lost
+        RepairAll(last_pushed_);
+        next_repair = Clock::now() + std::chrono::milliseconds(500);
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
@@ -229,7 +299,9 @@ class WorkerPathImpl final : public WorkerPath {
     nlohmann::json out = {{"role", "worker"},
                           {"epochs_hot", epochs_hot_},
                           {"hot_values_pushed", hot_values_},
-                          {"cold_values_pushed", cold_values_}};
+                          {"cold_values_pushed", cold_values_},
+                          {"replica_repairs", repairs_.load()},
+                          {"repaired_values", repaired_values_.load()}};
     if (!sender_) return out;
     const libra::hotpath::HotSenderCounters c = sender_->counters();
     out["hot_keys"] = hot_set_->size();
@@ -265,12 +337,17 @@ class WorkerPathImpl final : public WorkerPath {
   std::shared_ptr<const libra::hot::HotSet> hot_set_;
   std::unique_ptr<libra::hotpath::HotSender> sender_;
   uint64_t epochs_hot_ = 0, hot_values_ = 0, cold_values_ = 0;
+  std::atomic<uint64_t> repairs_{0}, repaired_values_{0};
 
   ThreadsafeQueue<std::optional<Task>> tasks_;
   std::mutex drain_mu_;
   std::condition_variable drained_;
   int tasks_pending_ = 0;  // guarded by drain_mu_
   std::thread completer_;
+  std::mutex watch_mu_;
+  std::condition_variable watch_cond_;
+  bool stopping_ = false;
+  std::thread watchdog_;
 };
 
 }  // namespace

@@ -84,6 +84,25 @@ INSTANTIATE_TEST_SUITE_P(Libra, HotPathJob,
                                          HotCase{"callback", 2, 2}, HotCase{"slicer", 3, 2}),
                          CaseName);
 
+// Packet loss on every message type through the switch (DATA, ACK, FIN,
+// READY, COLLECT, RESULT, UPDATE, REPLICA): retransmissions, re-collects and
+// replica repairs still give the exact sums.
+class HotPathLoss : public testing::TestWithParam<HotCase> {};
+
+TEST_P(HotPathLoss, ProgramsStillGetExactResults) {
+  const HotCase& c = GetParam();
+  libra::test_support::SwitchdProcess sw({"--drop-rate", "0.05", "--drop-seed", "7"});
+  const CommandResult r = RunWithSwitch(sw, c.mode, c.servers, c.workers, 1);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(CountOccurrences(r.output, "PASS " + c.mode), c.workers) << r.output;
+  EXPECT_EQ(CountOccurrences(r.output, "on the hot path from epoch 1 "), c.workers) << r.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(Libra, HotPathLoss,
+                         testing::Values(HotCase{"sum", 2, 3}, HotCase{"pushpull", 2, 3},
+                                         HotCase{"lens", 1, 2}),
+                         CaseName);
+
 // The sampling phase ends at the same epoch on every node, and the servers
 // collect from exactly that epoch on.
 TEST(HotPathSampling, EveryNodeSwitchesAtTheSameEpoch) {
