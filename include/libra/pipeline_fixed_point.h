@@ -35,20 +35,64 @@ struct FixedValue {
 
 enum class ToFixedAction : std::uint8_t { kZero, kShiftRight, kShiftLeft, kSaturate, kReject };
 
-// One entry of the exponent table: the action and its constant operands. All
-// actions share one data path, magnitude = ((((mantissa & mantissa_mask) |
-// hidden_bit) + round_bias) >> right_shift) << left_shift, so the entry alone
-// decides (kZero and kReject zero the operands; kSaturate makes hidden_bit
-// the largest magnitude).
+// One entry of the exponent table: the action and its constant operands,
+// encoded in one 32-bit action-data word so that the lookup is one load and a
+// batch of lookups vectorises. All actions share one data path,
+//   magnitude = ((((mantissa & mantissa_mask) | hidden_bit) + round_bias)
+//                >> right_shift) << left_shift,
+// so the entry alone decides: kZero and kReject zero the operands, kSaturate
+// makes hidden_bit the largest magnitude. The word's fields:
+//
+//   bits  0-4   right_shift (0..24); round_bias = 2^(right_shift - 1), or 0
+//   bits  5-7   left_shift (0..7)
+//   bits 16-17  ConversionStatus
+//   bits 24-26  ToFixedAction (for the control plane; the data path ignores it)
+//   bit  29     saturate (hidden_bit = INT32_MAX)
+//   bit  30     hidden bit 2^23 (normal numbers)
+//   bit  31     keep the mantissa (mantissa_mask = 2^23 - 1, else 0)
+//
+// (The one-bit operands sit at the top so that the compiler keeps the whole
+// computation in 32-bit lanes when it vectorises it.)
 struct ToFixedEntry {
-  ToFixedAction action = ToFixedAction::kZero;
-  ConversionStatus status = ConversionStatus::kOk;
-  std::uint8_t right_shift = 0;
-  std::uint8_t left_shift = 0;
-  std::uint32_t mantissa_mask = 0;
-  std::uint32_t hidden_bit = 0;
-  std::uint32_t round_bias = 0;
+  std::uint32_t word = 0;
+
+  static constexpr std::uint32_t kSaturate = 1u << 29;
+  static constexpr std::uint32_t kHiddenBit = 1u << 30;
+  static constexpr std::uint32_t kKeepMantissa = 1u << 31;
+  static constexpr int kStatusShift = 16;
+  static constexpr int kActionShift = 24;
+
+  ToFixedAction action() const { return static_cast<ToFixedAction>((word >> kActionShift) & 7); }
+  ConversionStatus status() const {
+    return static_cast<ConversionStatus>((word >> kStatusShift) & 3);
+  }
+  std::uint32_t right_shift() const { return word & 31; }
+  std::uint32_t left_shift() const { return (word >> 5) & 7; }
+  std::uint32_t mantissa_mask() const { return AllOnesIf(word) & 0x7fffffu; }
+  std::uint32_t hidden_bit() const {
+    return ((word >> 7) & 0x800000u) | (AllOnesIf(word << 2) >> 1);
+  }
+  std::uint32_t round_bias() const { return (1u << right_shift()) >> 1; }
+
+ private:
+  // All ones when bit 31 of `bits` is set, else zero.
+  static std::uint32_t AllOnesIf(std::uint32_t bits) {
+    return static_cast<std::uint32_t>(static_cast<std::int32_t>(bits) >> 31);
+  }
 };
+
+// The data path of float32 -> fixed: the entry's operands applied to the
+// float's bits, then negation selected by the sign bit (as (m ^ s) - s, with
+// s all ones or zero). Integer operations only; inlined into the switch's
+// per-slot loop, which the compiler vectorises.
+inline std::int32_t ApplyToFixed(ToFixedEntry entry, std::uint32_t float_bits) {
+  const std::uint32_t magnitude =
+      ((((float_bits & entry.mantissa_mask()) | entry.hidden_bit()) + entry.round_bias()) >>
+       entry.right_shift())
+      << entry.left_shift();
+  const std::uint32_t sign = 0u - (float_bits >> 31);
+  return static_cast<std::int32_t>((magnitude ^ sign) - sign);
+}
 
 // One entry of the ternary leading-one table: matches magnitudes whose
 // highest set bit is `leading_one`. mantissa = (magnitude + round_bias) >>
@@ -76,14 +120,14 @@ class FixedPointCodec {
 
   int scale_bits() const { return scale_bits_; }
 
+  // The exponent table's match: the entry for the float's 8 exponent bits.
+  ToFixedEntry ExponentEntry(std::uint32_t float_bits) const {
+    return {exponent_table_[(float_bits >> 23) & 0xffu]};
+  }
+
   FixedValue ToFixed(std::uint32_t float_bits) const {
-    const ToFixedEntry& entry = exponent_table_[(float_bits >> 23) & 0xffu];
-    const std::uint32_t magnitude =
-        ((((float_bits & entry.mantissa_mask) | entry.hidden_bit) + entry.round_bias) >>
-         entry.right_shift)
-        << entry.left_shift;
-    const auto positive = static_cast<std::int32_t>(magnitude);
-    return {(float_bits >> 31) != 0 ? -positive : positive, entry.status};
+    const ToFixedEntry entry = ExponentEntry(float_bits);
+    return {ApplyToFixed(entry, float_bits), entry.status()};
   }
 
   std::uint32_t ToFloatBits(std::int32_t fixed) const {
@@ -104,14 +148,15 @@ class FixedPointCodec {
   // whose masked bits equal its value; -1 when none matches (zero).
   int MatchLeadingOneByPriority(std::uint32_t magnitude) const;
 
-  std::span<const ToFixedEntry, 256> exponent_table() const { return exponent_table_; }
+  // The entries' words, indexed by the 8 exponent bits (ToFixedEntry{word}).
+  std::span<const std::uint32_t, 256> exponent_table() const { return exponent_table_; }
   std::span<const LeadingOneEntry, 32> leading_one_table() const { return leading_one_table_; }
 
   static constexpr std::uint32_t kMaxMagnitude = 0x7fffffffu;
 
  private:
   int scale_bits_;
-  std::array<ToFixedEntry, 256> exponent_table_;
+  std::array<std::uint32_t, 256> exponent_table_;      // ToFixedEntry words, one load per slot
   std::array<LeadingOneEntry, 32> leading_one_table_;  // indexed by leading_one
 };
 

@@ -72,6 +72,7 @@ inline constexpr std::string_view kDedupArray = "dedup_window";
 inline constexpr std::string_view kDataCountArray = "data_count";
 inline constexpr std::string_view kFinSeenArray = "fin_seen";
 inline constexpr std::string_view kFinCountArray = "fin_count";
+inline constexpr std::string_view kValueArrayPrefix = "value_";
 
 // Places every register array of the job and checks the profile's limits.
 FitReport PlaceRegisters(const PipelineProfile& profile, const JobShape& job);

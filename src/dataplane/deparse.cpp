@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "stages.h"
 
 namespace libra::dataplane {
@@ -14,10 +16,17 @@ void EmitHeader(const wire::Header& header, const UdpEndpoint& destination, Pipe
 
 void EmitAck(const PacketContext& ctx, std::uint16_t flags, PipelineState& state,
              OutputBatch& out) {
-  wire::Header ack = ctx.header;
-  ack.type = wire::MessageType::kAck;
-  ack.flags = flags;
-  EmitHeader(ack, ctx.source, state, out);
+  // The ACK is the received header with its type, flags and slot count
+  // rewritten, as a deparser emits a modified header: copy the 20 bytes and
+  // patch three fields, rather than encode every field again.
+  OutputPacket& packet = out.Append();
+  packet.destination = ctx.source;
+  packet.length = static_cast<std::uint16_t>(wire::kHeaderBytes);
+  std::copy_n(ctx.bytes.data(), wire::kHeaderBytes, packet.bytes.data());
+  packet.bytes[1] = static_cast<std::uint8_t>(wire::MessageType::kAck);
+  wire::StoreBig16(packet.bytes.data() + 2, flags);
+  wire::StoreBig16(packet.bytes.data() + 10, 0);  // slot_count
+  state.counters.Count(Event::kPacketsOut);
   state.counters.Count(Event::kAcks);
 }
 

@@ -8,40 +8,36 @@ namespace {
 
 constexpr int kExponentBias = 127;
 constexpr int kMantissaBits = 23;
-constexpr std::uint32_t kHiddenBit = 1u << kMantissaBits;
+
+ToFixedEntry MakeEntry(ToFixedAction action, ConversionStatus status, std::uint32_t operands) {
+  return ToFixedEntry{operands |
+                      (static_cast<std::uint32_t>(status) << ToFixedEntry::kStatusShift) |
+                      (static_cast<std::uint32_t>(action) << ToFixedEntry::kActionShift)};
+}
 
 // Entry for biased exponent `exponent`: value = significand * 2^(e - 150),
 // fixed = value * 2^F, so the significand moves by e - 150 + F bits.
-ToFixedEntry ExponentEntry(int exponent, int scale_bits) {
-  constexpr std::uint32_t kMantissaMask = kHiddenBit - 1;
-  ToFixedEntry entry;
+ToFixedEntry MakeExponentEntry(int exponent, int scale_bits) {
   if (exponent == 0xff) {
-    entry.action = ToFixedAction::kReject;
-    entry.status = ConversionStatus::kRejected;
-    return entry;
+    return MakeEntry(ToFixedAction::kReject, ConversionStatus::kRejected, 0);
   }
   // Denormals have no hidden bit and the exponent of the smallest normal.
   const bool denormal = exponent == 0;
   const int shift = (denormal ? 1 : exponent) - kExponentBias - kMantissaBits + scale_bits;
   if (shift >= 8) {  // >= 2^23 << 8 = 2^31
-    entry.action = ToFixedAction::kSaturate;
-    entry.status = ConversionStatus::kSaturated;
-    entry.hidden_bit = FixedPointCodec::kMaxMagnitude;
-    return entry;
+    return MakeEntry(ToFixedAction::kSaturate, ConversionStatus::kSaturated,
+                     ToFixedEntry::kSaturate);
   }
   // (2^24 - 1 + 2^(right-1)) >> right is 0 once right >= 25.
-  if (shift <= -25) return entry;  // kZero
-  entry.mantissa_mask = kMantissaMask;
-  entry.hidden_bit = denormal ? 0 : kHiddenBit;
+  if (shift <= -25) return MakeEntry(ToFixedAction::kZero, ConversionStatus::kOk, 0);
+  const std::uint32_t mantissa =
+      ToFixedEntry::kKeepMantissa | (denormal ? 0u : ToFixedEntry::kHiddenBit);
   if (shift >= 0) {
-    entry.action = ToFixedAction::kShiftLeft;
-    entry.left_shift = static_cast<std::uint8_t>(shift);
-  } else {
-    entry.action = ToFixedAction::kShiftRight;
-    entry.right_shift = static_cast<std::uint8_t>(-shift);
-    entry.round_bias = 1u << (-shift - 1);
+    return MakeEntry(ToFixedAction::kShiftLeft, ConversionStatus::kOk,
+                     mantissa | (static_cast<std::uint32_t>(shift) << 5));
   }
-  return entry;
+  return MakeEntry(ToFixedAction::kShiftRight, ConversionStatus::kOk,
+                   mantissa | static_cast<std::uint32_t>(-shift));
 }
 
 LeadingOneEntry LeadingOne(int leading_one, int scale_bits) {
@@ -69,7 +65,7 @@ FixedPointCodec::FixedPointCodec(int scale_bits) : scale_bits_(scale_bits) {
                                 std::to_string(kMaxScaleBits) + "], got " +
                                 std::to_string(scale_bits));
   }
-  for (int e = 0; e < 256; ++e) exponent_table_[e] = ExponentEntry(e, scale_bits);
+  for (int e = 0; e < 256; ++e) exponent_table_[e] = MakeExponentEntry(e, scale_bits).word;
   for (int p = 0; p < 32; ++p) leading_one_table_[p] = LeadingOne(p, scale_bits);
 }
 

@@ -17,6 +17,7 @@
 #include "libra/wire.h"
 #include "pipeline_state.h"
 #include "register_array.h"
+#include "slot_loops.h"
 
 namespace libra::dataplane {
 
@@ -28,32 +29,25 @@ struct PacketContext {
   // Slot j (j < header.slot_count): its valid bit in valid_slots, the cell
   // index and the value word. (The S bit is only ever set by the switch.)
   std::uint64_t valid_slots = 0;
-  std::array<std::uint32_t, wire::kMaxSlots> index;
-  std::array<std::uint32_t, wire::kMaxSlots> value;
+  alignas(32) std::array<std::uint32_t, wire::kMaxSlots> index;
+  alignas(32) std::array<std::uint32_t, wire::kMaxSlots> value;
 
   Peer peer;
   std::uint32_t epoch_tag = 0;
   std::uint32_t bank = 0;
 
-  // ConvertStage: the fixed-point value of every slot and its status
-  // (saturated, or rejected: infinity, NaN).
-  std::array<std::int32_t, wire::kMaxSlots> fixed;
+  // ConvertStage: the fixed-point value of every slot, and whether every
+  // valid slot converted cleanly (the usual case). Only when one did not
+  // does `status` hold each valid slot's status (saturated, or rejected:
+  // infinity, NaN).
+  alignas(32) std::array<std::int32_t, wire::kMaxSlots> fixed;
+  bool all_values_ok = true;
   std::array<ConversionStatus, wire::kMaxSlots> status;
-  bool all_values_ok = true;  // no slot saturated or was rejected (the usual case)
 
   // Slot j as the wire format's struct, without the S bit.
   wire::Slot slot(std::size_t j) const {
     return wire::Slot{((valid_slots >> j) & 1) != 0, false, index[j], value[j]};
   }
 };
-
-// Visits the index of every set bit of `mask`, lowest first.
-template <typename Visit>
-inline void ForEachSlot(std::uint64_t mask, Visit&& visit) {
-  while (mask != 0) {
-    visit(static_cast<std::size_t>(__builtin_ctzll(mask)));
-    mask &= mask - 1;
-  }
-}
 
 }  // namespace libra::dataplane

@@ -87,7 +87,7 @@ FitReport PlaceRegisters(const PipelineProfile& profile, const JobShape& job) {
       return report;
     }
     ++arrays_in_stage[static_cast<std::size_t>(stage)];
-    report.arrays.push_back({"value_" + std::to_string(j), stage,
+    report.arrays.push_back({std::string(kValueArrayPrefix) + std::to_string(j), stage,
                              std::uint64_t{job.cells_per_array} * kBanks, kPairBits});
   }
 

@@ -5,7 +5,6 @@
 
 #include <cstdint>
 #include <optional>
-#include <vector>
 
 #include "counters.h"
 #include "libra/pipeline_fixed_point.h"
@@ -13,6 +12,7 @@
 #include "libra/switch_job.h"
 #include "peer_table.h"
 #include "register_array.h"
+#include "register_array_group.h"
 
 namespace libra::dataplane {
 
@@ -26,11 +26,11 @@ struct PipelineState {
   std::uint16_t slots_per_packet = 0;
   std::uint32_t workers = 0;
 
-  RegisterArray<RegisterPair> dedup_window;         // [worker * W + seq % W] = (epoch tag, seq)
-  RegisterArray<RegisterPair> data_count;           // [worker * 2 + bank] = (epoch tag, DATA seen)
-  RegisterArray<RegisterPair> fin_seen;             // [worker] = (epoch tag of its last FIN, -)
-  RegisterArray<RegisterPair> fin_count;            // [bank] = (epoch tag, workers finished)
-  std::vector<RegisterArray<RegisterPair>> values;  // [j][bank * cells + index] = (tag|sat, sum)
+  RegisterArray<RegisterPair> dedup_window;  // [worker * W + seq % W] = (epoch tag, seq)
+  RegisterArray<RegisterPair> data_count;    // [worker * 2 + bank] = (epoch tag, DATA seen)
+  RegisterArray<RegisterPair> fin_seen;      // [worker] = (epoch tag of its last FIN, -)
+  RegisterArray<RegisterPair> fin_count;     // [bank] = (epoch tag, workers finished)
+  RegisterArrayGroup values;                 // array j, [bank * cells + index] = (tag|sat, sum)
 
   ProgramCounters counters;
 };

@@ -35,21 +35,24 @@ InstallResult Program::InstallJob(const SwitchJob& job) {
   state_.cells_per_array = job.cells_per_array;
   state_.slots_per_packet = static_cast<std::uint16_t>(job.slots_per_packet);
   state_.workers = static_cast<std::uint32_t>(job.workers.size());
-  state_.values.clear();
+  std::size_t value_arrays = 0;
+  std::size_t value_cells = 0;
   for (const RegisterArrayPlacement& array : result.fit.arrays) {
-    RegisterArray<RegisterPair> registers(array.name, array.entries);
+    auto registers = [&array] { return RegisterArray<RegisterPair>(array.name, array.entries); };
     if (array.name == kDedupArray) {
-      state_.dedup_window = std::move(registers);
+      state_.dedup_window = registers();
     } else if (array.name == kDataCountArray) {
-      state_.data_count = std::move(registers);
+      state_.data_count = registers();
     } else if (array.name == kFinSeenArray) {
-      state_.fin_seen = std::move(registers);
+      state_.fin_seen = registers();
     } else if (array.name == kFinCountArray) {
-      state_.fin_count = std::move(registers);
-    } else {
-      state_.values.push_back(std::move(registers));  // value_0 .. value_{P-1}, in order
+      state_.fin_count = registers();
+    } else {  // value_0 .. value_{P-1}, in order, all of one size
+      ++value_arrays;
+      value_cells = array.entries;
     }
   }
+  state_.values = RegisterArrayGroup(std::string(kValueArrayPrefix), value_arrays, value_cells);
   result.ok = true;
   return result;
 }
@@ -58,7 +61,7 @@ void Program::RemoveJob() {
   state_.job.reset();
   state_.codec.reset();
   state_.peers.Clear();
-  state_.values.clear();
+  state_.values = {};
   state_.dedup_window = {};
   state_.data_count = {};
   state_.fin_seen = {};

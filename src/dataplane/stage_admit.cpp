@@ -27,6 +27,12 @@ const PathEntry* MatchPath(MessageType type, PeerRole role) {
   return nullptr;
 }
 
+// The slots among the first `count` whose cell index is `cells` or more.
+LIBRA_SLOT_KERNEL std::uint64_t SlotsOutOfRange(const std::uint32_t* __restrict index,
+                                                std::size_t count, std::uint32_t cells) {
+  return SlotMask(count, [&](std::size_t j) { return index[j] >= cells; });
+}
+
 Path Drop(DropReason reason, PipelineState& state) {
   state.counters.Count(reason);
   return Path::kDrop;
@@ -62,10 +68,8 @@ Path AdmitStage(PacketContext& ctx, PipelineState& state) {
     return Drop(DropReason::kTooManySlots, state);
   // One pass over all slots without a branch per slot: which indices are out
   // of range, masked by the valid ones (an invalid slot's index means nothing).
-  std::uint64_t out_of_range = 0;
-  for (std::size_t j = 0; j < header.slot_count; ++j) {
-    out_of_range |= std::uint64_t{ctx.index[j] >= state.cells_per_array} << j;
-  }
+  const std::uint64_t out_of_range =
+      SlotsOutOfRange(ctx.index.data(), header.slot_count, state.cells_per_array);
   if ((out_of_range & ctx.valid_slots) != 0) [[unlikely]] {
     return Drop(DropReason::kCellIndexOutOfRange, state);
   }

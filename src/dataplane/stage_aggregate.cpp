@@ -13,20 +13,27 @@ struct AggregateCounts {
 // or was rejected, nearly every packet) drops the per-slot status tests.
 template <bool kAllOk>
 AggregateCounts AggregateSlots(const PacketContext& ctx, PipelineState& state) {
-  const std::size_t bank_base = std::size_t{ctx.bank} * state.cells_per_array;
+  // Locals, so that the stores into cells cannot force reloads per slot.
+  const std::uint32_t tag = ctx.epoch_tag;
+  const std::int32_t* const fixed = ctx.fixed.data();
+  const ConversionStatus* const status = ctx.status.data();
   AggregateCounts counts;
-  ForEachSlot(ctx.valid_slots, [&](std::size_t j) {
-    // A rejected value (infinity, NaN) adds nothing but flags the cell, so
-    // the server aggregates that key itself instead of trusting the sum.
-    const ConversionStatus status = kAllOk ? ConversionStatus::kOk : ctx.status[j];
-    const AccumulateValue::Output output = state.values[j].Execute(
-        ctx.pass, bank_base + ctx.index[j],
-        AccumulateValue{ctx.epoch_tag, ctx.fixed[j], status != ConversionStatus::kOk});
-    const bool updated = output.action != CellAction::kKeep;
-    counts.stale += !updated;
-    counts.aggregated += updated & (status != ConversionStatus::kRejected);
-    counts.saturated += updated & output.saturated;
-  });
+  // Slot j adds into array j: one access to each array of a valid slot.
+  state.values.AccessEach(
+      ctx.pass, ctx.valid_slots, ctx.index.data(), std::size_t{ctx.bank} * state.cells_per_array,
+      [&](std::size_t j, RegisterPair& cell) {
+        // A rejected value (infinity, NaN) adds nothing but flags the cell,
+        // so the server aggregates that key itself instead of trusting the sum.
+        const ConversionStatus value_status = kAllOk ? ConversionStatus::kOk : status[j];
+        const CellAction action =
+            AccumulateValue{tag, fixed[j], value_status != ConversionStatus::kOk}(cell);
+        if (action == CellAction::kKeep) [[unlikely]] {
+          ++counts.stale;
+          return;
+        }
+        counts.aggregated += kAllOk || value_status != ConversionStatus::kRejected;
+        counts.saturated += IsSaturated(cell);
+      });
   return counts;
 }
 

@@ -33,7 +33,7 @@ void CollectStage(PacketContext& ctx, PipelineState& state, OutputBatch& out) {
     slots[j] = wire::Slot{asked.valid, false, asked.index, 0};
     if (!asked.valid) continue;
     const ReadInEpoch::Output cell =
-        state.values[j].Execute(ctx.pass, bank_base + asked.index, ReadInEpoch{ctx.epoch_tag});
+        state.values.Execute(ctx.pass, j, bank_base + asked.index, ReadInEpoch{ctx.epoch_tag});
     slots[j].value = state.codec->ToFloatBits(static_cast<std::int32_t>(cell.lo));
     slots[j].saturated = cell.saturated;
     if (cell.saturated) result.flags |= wire::kFlagSaturated;

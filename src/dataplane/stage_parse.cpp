@@ -34,6 +34,26 @@ inline std::uint64_t LoadSlotWord(const std::uint8_t* p) {
   }
 }
 
+// Byte-swaps `count` slots into key and value words.
+LIBRA_SLOT_KERNEL void LoadSlots(const std::uint8_t* __restrict in, std::size_t count,
+                                 std::uint32_t* __restrict key, std::uint32_t* __restrict value) {
+  ForSlots(count, [&](std::size_t j) {
+    const std::uint64_t word = LoadSlotWord(in + j * wire::kSlotBytes);
+    key[j] = static_cast<std::uint32_t>(word >> 32);
+    value[j] = static_cast<std::uint32_t>(word);
+  });
+}
+
+// Turns key words into cell indices in place; returns the mask of the slots
+// whose valid bit is set.
+LIBRA_SLOT_KERNEL std::uint64_t SplitKeys(std::size_t count, std::uint32_t* __restrict key) {
+  return SlotMask(count, [&](std::size_t j) {
+    const std::uint32_t valid = key[j] >> 31;
+    key[j] &= wire::kSlotIndexMask;
+    return valid;
+  });
+}
+
 }  // namespace
 
 bool ParseStage(std::span<const std::uint8_t> bytes, PacketContext& ctx, PipelineState& state) {
@@ -44,15 +64,9 @@ bool ParseStage(std::span<const std::uint8_t> bytes, PacketContext& ctx, Pipelin
     return false;
   }
   ctx.bytes = bytes;
-  const std::uint8_t* p = bytes.data() + wire::kHeaderBytes;
-  std::uint64_t valid = 0;
-  for (std::size_t j = 0; j < ctx.header.slot_count; ++j, p += wire::kSlotBytes) {
-    const std::uint64_t word = LoadSlotWord(p);
-    ctx.index[j] = static_cast<std::uint32_t>(word >> 32) & wire::kSlotIndexMask;
-    ctx.value[j] = static_cast<std::uint32_t>(word);
-    valid |= (word >> 63) << j;
-  }
-  ctx.valid_slots = valid;
+  LoadSlots(bytes.data() + wire::kHeaderBytes, ctx.header.slot_count, ctx.index.data(),
+            ctx.value.data());
+  ctx.valid_slots = SplitKeys(ctx.header.slot_count, ctx.index.data());
   return true;
 }
 

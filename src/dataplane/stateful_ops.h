@@ -49,12 +49,10 @@ struct AccumulateValue {
   std::int32_t addend;
   bool mark_saturated;  // the value itself saturated or was rejected
 
-  struct Output {
-    CellAction action;
-    bool saturated;  // the cell is flagged after this update
-  };
-
-  Output operator()(RegisterPair& cell) const {
+  // Returns what it did to the cell. (The cell's saturation flag after the
+  // update, IsSaturated, is the ALU's second output; returning both as one
+  // struct costs the compiler's register allocation more than the update.)
+  CellAction operator()(RegisterPair& cell) const {
     const CellAction action = kEpochCellTable[static_cast<int>(CompareEpochTags(tag, cell.hi))];
     // kAdd first: all but the first packet of an epoch to reach a cell add.
     if (action == CellAction::kAdd) [[likely]] {
@@ -72,9 +70,12 @@ struct AccumulateValue {
       cell.lo = static_cast<std::uint32_t>(addend);
       cell.hi = tag | (mark_saturated ? kSaturatedTagBit : 0u);
     }
-    return {action, (cell.hi & kSaturatedTagBit) != 0};
+    return action;
   }
 };
+
+// Whether a value cell carries the saturation flag.
+inline bool IsSaturated(const RegisterPair& cell) { return (cell.hi & kSaturatedTagBit) != 0; }
 
 // Per-epoch counter (DATA packets of a worker, FINs of an epoch):
 // lo = count. Returns the count after the update, 0 when kept.

@@ -159,8 +159,9 @@ TEST(FixedPointEdgeTest, ScaleOutOfRangeIsRefused) {
 TEST(FixedPointEdgeTest, ExponentTableHasOneEntryPerExponent) {
   const FixedPointCodec codec(16);
   EXPECT_EQ(codec.exponent_table().size(), 256u);
-  EXPECT_EQ(codec.exponent_table()[255].action, ToFixedAction::kReject);
-  EXPECT_EQ(codec.exponent_table()[127].action, ToFixedAction::kShiftRight);  // 1.x * 2^16
+  EXPECT_EQ(ToFixedEntry{codec.exponent_table()[255]}.action(), ToFixedAction::kReject);
+  EXPECT_EQ(ToFixedEntry{codec.exponent_table()[127]}.action(),
+            ToFixedAction::kShiftRight);  // 1.x * 2^16
   EXPECT_EQ(codec.leading_one_table().size(), 32u);
 }
 

@@ -2,14 +2,20 @@
 
 #include <gtest/gtest.h>
 
+#include "dataplane/register_array_group.h"
 #include "dataplane/stateful_ops.h"
 
 namespace libra::dataplane {
 namespace {
 
-AccumulateValue::Output Accumulate(RegisterPair& cell, std::uint32_t epoch, std::int32_t addend,
-                                   bool mark_saturated) {
-  return AccumulateValue{EpochTag(epoch), addend, mark_saturated}(cell);
+struct AccumulateOutput {
+  CellAction action;
+  bool saturated;  // the cell is flagged after the update
+};
+AccumulateOutput Accumulate(RegisterPair& cell, std::uint32_t epoch, std::int32_t addend,
+                            bool mark_saturated) {
+  const CellAction action = AccumulateValue{EpochTag(epoch), addend, mark_saturated}(cell);
+  return {action, IsSaturated(cell)};
 }
 ReadInEpoch::Output Read(RegisterPair& cell, std::uint32_t epoch) {
   return ReadInEpoch{EpochTag(epoch)}(cell);
@@ -46,6 +52,47 @@ TEST(RegisterArrayTest, SaturatingAddClampsAndReports) {
   EXPECT_EQ(down.value, INT32_MAX - 3);
   array.Write(4, 0, static_cast<std::uint32_t>(INT32_MIN + 1));
   EXPECT_EQ(array.SaturatingAdd(5, 0, -2).value, INT32_MIN);
+}
+
+TEST(RegisterArrayGroupTest, OneAccessPerArrayPerPassOverTheWholeGroup) {
+  RegisterArrayGroup group("value_", 4, 8);
+  const std::uint32_t index[4] = {1, 2, 3, 4};
+  int visits = 0;
+  auto count = [&](std::size_t, RegisterPair&) { ++visits; };
+  group.AccessEach(1, 0b0101, index, 0, count);  // arrays 0 and 2
+  EXPECT_EQ(visits, 2);
+  group.AccessEach(1, 0b0010, index, 0, count);  // array 1: not touched yet
+  EXPECT_THROW(group.AccessEach(1, 0b1100, index, 0, count), RegisterAccessError);  // 2 again
+  EXPECT_EQ(visits, 3);  // refused before any cell was touched
+  EXPECT_THROW(group.Execute(1, 0, 0, ReadInEpoch{EpochTag(0)}), RegisterAccessError);
+  group.Execute(1, 3, 0, ReadInEpoch{EpochTag(0)});  // array 3 is still free
+  group.AccessEach(2, 0b1111, index, 0, count);      // a new pass may touch them all
+  EXPECT_EQ(visits, 7);
+}
+
+TEST(RegisterArrayGroupTest, RejectsIndicesAndArraysOutOfRange) {
+  RegisterArrayGroup group("value_", 3, 8);
+  const std::uint32_t index[4] = {0, 5, 3, 0};
+  auto nothing = [](std::size_t, RegisterPair&) {};
+  EXPECT_THROW(group.AccessEach(1, 0b010, index, 4, nothing), RegisterAccessError);   // 4 + 5
+  EXPECT_THROW(group.AccessEach(2, 0b1000, index, 0, nothing), RegisterAccessError);  // array 3
+  EXPECT_THROW(group.Execute(3, 3, 0, ReadInEpoch{EpochTag(0)}), RegisterAccessError);
+  EXPECT_THROW(group.Execute(4, 64, 0, ReadInEpoch{EpochTag(0)}), RegisterAccessError);
+  EXPECT_THROW(group.Execute(5, 0, 8, ReadInEpoch{EpochTag(0)}), RegisterAccessError);
+  EXPECT_THROW(RegisterArrayGroup().Execute(6, 0, 0, ReadInEpoch{EpochTag(0)}),
+               RegisterAccessError);
+}
+
+TEST(RegisterArrayGroupTest, ArraysAreSeparateAndOffsetSelectsTheBank) {
+  RegisterArrayGroup group("value_", 2, 8);
+  const std::uint32_t index[2] = {3, 3};
+  group.AccessEach(1, 0b01, index, 4, [](std::size_t j, RegisterPair& cell) {
+    cell = {EpochTag(0), static_cast<std::uint32_t>(10 + j)};
+  });
+  EXPECT_EQ(group.Peek(0, 7).lo, 10u);
+  EXPECT_EQ(group.Peek(0, 3).lo, 0u);
+  EXPECT_EQ(group.Peek(1, 7).lo, 0u);
+  EXPECT_EQ(group.Execute(2, 0, 7, ReadInEpoch{EpochTag(0)}).lo, 10u);
 }
 
 TEST(StatefulOpsTest, EpochCellAddsInSameEpochReplacesWhenNewerKeepsWhenOlder) {

@@ -1,0 +1,115 @@
+// The value register arrays of the switch: P arrays of the same size, array j
+// addressed by slot j of a packet. They obey the same rule as RegisterArray
+// (one stateful ALU per array, so one access per array per packet pass), but
+// a DATA packet touches up to P of them at once, so the group checks the rule
+// for all of them in one go: it keeps the set of arrays touched in the
+// current pass as a bit mask, and claiming the arrays of a packet is one AND
+// against it. Breaking the rule, an array the group does not have or an index
+// out of range throws RegisterAccessError, in every build type.
+//
+// The cells of all P arrays live in one allocation (array j at j * size), so
+// that finding a slot's cell is an add, not a load of the array's own buffer.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "register_array.h"
+
+namespace libra::dataplane {
+
+class RegisterArrayGroup {
+ public:
+  static constexpr std::size_t kMaxArrays = 64;  // the bit mask's width
+
+  RegisterArrayGroup() = default;
+  // `count` arrays named `prefix`0 .. `prefix`{count-1}, of `size` cells each.
+  RegisterArrayGroup(std::string prefix, std::size_t count, std::size_t size)
+      : cells_(count * size),
+        size_(size),
+        count_(count),
+        missing_(count >= kMaxArrays ? 0 : ~std::uint64_t{0} << count),
+        prefix_(std::move(prefix)) {
+    if (count > kMaxArrays) {
+      throw std::invalid_argument("a register array group holds at most 64 arrays");
+    }
+  }
+
+  std::size_t count() const { return count_; }
+  std::size_t size() const { return size_; }
+
+  // One access to each array j in `arrays`, to cell offset + index[j]:
+  // visit(j, cell) runs the pair program of that access. All the arrays are
+  // claimed for the pass before any cell is touched.
+  template <typename Visit>
+  void AccessEach(PassId pass, std::uint64_t arrays, const std::uint32_t* index, std::size_t offset,
+                  Visit&& visit) {
+    Claim(pass, arrays);
+    // Locals, not members: the visitor's stores into cells could otherwise
+    // alias them and force a reload per slot.
+    RegisterPair* const cells = cells_.data();
+    const std::size_t size = size_;
+    for (std::uint64_t rest = arrays; rest != 0; rest &= rest - 1) {
+      const auto j = static_cast<std::size_t>(__builtin_ctzll(rest));
+      const std::size_t cell = offset + index[j];
+      if (cell >= size) [[unlikely]]
+        RefuseIndex(j, cell);
+      visit(j, cells[j * size + cell]);
+    }
+  }
+
+  // One access to array j, cell `index`: returns the output of `program`.
+  template <typename PairProgram>
+  auto Execute(PassId pass, std::size_t j, std::size_t index, const PairProgram& program) {
+    if (j >= count_) [[unlikely]]
+      RefuseClaim(j < kMaxArrays ? std::uint64_t{1} << j : 0);
+    Claim(pass, std::uint64_t{1} << j);
+    if (index >= size_) [[unlikely]]
+      RefuseIndex(j, index);
+    return program(cells_[j * size_ + index]);
+  }
+
+  // Control-plane access (BFRuntime's register read), outside any pass.
+  const RegisterPair& Peek(std::size_t j, std::size_t index) const {
+    return cells_.at(j * size_ + index);
+  }
+
+ private:
+  void Claim(PassId pass, std::uint64_t arrays) {
+    if (pass != claimed_pass_) {
+      claimed_pass_ = pass;
+      claimed_ = 0;
+    }
+    // One test for both errors: an array claimed before in this pass, or
+    // one the group does not have.
+    if (((claimed_ | missing_) & arrays) != 0) [[unlikely]]
+      RefuseClaim(arrays);
+    claimed_ |= arrays;
+  }
+
+  [[noreturn, gnu::cold, gnu::noinline]] void RefuseClaim(std::uint64_t arrays) const {
+    if ((arrays & missing_) != 0 || arrays == 0) {
+      throw RegisterAccessError("register array group " + prefix_ + " has only " +
+                                std::to_string(count_) + " arrays");
+    }
+    throw RegisterAccessError("register array " + prefix_ +
+                              std::to_string(__builtin_ctzll(arrays & claimed_)) +
+                              " accessed twice in one packet pass");
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] void RefuseIndex(std::size_t j, std::size_t index) const {
+    throw RegisterAccessError("register array " + prefix_ + std::to_string(j) + ": index " +
+                              std::to_string(index) + " out of range " + std::to_string(size_));
+  }
+  std::vector<RegisterPair> cells_;  // array j, cell i at j * size_ + i
+  std::size_t size_ = 0;
+  std::size_t count_ = 0;
+  std::uint64_t missing_ = ~std::uint64_t{0};  // bits of the arrays the group does not have
+  PassId claimed_pass_ = 0;
+  std::uint64_t claimed_ = 0;  // arrays accessed in claimed_pass_
+  std::string prefix_;
+};
+
+}  // namespace libra::dataplane
