@@ -4,16 +4,24 @@
 // Training runs in epochs: in each epoch every one of `workers` workers pushes
 // the distinct keys of its next `batch_size` rows. One *update* is one key in
 // one push (times the key's value length, for value updates). The profiler
-// counts updates over a sample of whole epochs spread across the data,
-// chooses the hot set under the switch capacity, places it, and then, from
-// the whole data, reports how much of all updates the choice receives next to
-// the best possible choice, and how packing behaves when the sampled epochs
-// are replayed.
+// works in three steps, so that only the last needs all the data:
+//
+//   1. sample whole epochs spread across the data (SampleEpochs here, from
+//      rows in memory; SampleDataFile in hot_file_sample.h, reading only the
+//      sampled part of a file);
+//   2. ProfileSample: count the sample's updates, choose the hot set under
+//      the switch capacity, place it, and replay the sampled epochs through
+//      the packers;
+//   3. optionally EvaluateCoverage: count the whole data exactly and report
+//      how much of all updates the choice receives next to the best possible
+//      choice.
 #pragma once
 
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
 #include <span>
+#include <string>
+#include <vector>
 
 #include "libra/hot_counter.h"
 #include "libra/hot_set.h"
@@ -27,6 +35,28 @@ struct SparseRows {
   std::span<const uint64_t> row_begin;
   std::span<const Key> keys;
   size_t rows() const { return row_begin.empty() ? 0 : row_begin.size() - 1; }
+};
+
+// Whole epochs of a data set, back to back: sample row r has the keys
+// [row_begin[r], row_begin[r + 1]) and sampled epoch e is the sample rows
+// [epoch_begin[e], epoch_begin[e + 1]), consecutive rows of the data.
+struct EpochSample {
+  std::vector<uint64_t> row_begin{0};
+  std::vector<Key> keys;
+  std::vector<uint64_t> epoch_begin{0};
+
+  // What is known of the whole data.
+  uint64_t data_rows = 0;
+  bool data_rows_exact = true;  // false: estimated from the sample's bytes per row
+  uint64_t data_bytes = 0;      // size of the file (0 for rows in memory)
+  uint64_t bytes_read = 0;      // of the file, to take the sample
+  uint64_t bad_lines = 0;       // skipped in the sampled part
+  double seconds_reading = 0;
+
+  SparseRows rows() const { return SparseRows{row_begin, keys}; }
+  uint64_t epochs() const { return epoch_begin.size() - 1; }
+  // Appends rows [begin, end) of `data` as one more epoch.
+  void AddEpoch(const SparseRows& data, uint64_t begin, uint64_t end);
 };
 
 struct ProfileOptions {
@@ -54,10 +84,15 @@ struct ProfileReport {
   // The data and the sample.
   uint64_t rows = 0;
   uint64_t epochs = 0;
+  bool rows_exact = true;  // false: estimated from the sample (a file read in part)
+  uint64_t data_bytes = 0;
+  uint64_t sample_bytes_read = 0;
+  double seconds_sampling = 0;  // reading the sample
   uint64_t sampled_epochs = 0;
   uint64_t sampled_rows = 0;
   uint64_t sampled_updates = 0;
   uint64_t sampled_distinct_keys = 0;  // tracked by the counter
+  uint64_t sampled_occurrences = 0;    // feature occurrences in the sampled rows
   bool counter_exact = true;
   uint64_t counter_error_bound = 0;
 
@@ -65,9 +100,9 @@ struct ProfileReport {
   uint64_t capacity_cells = 0;
   uint64_t hot_keys = 0;
   uint64_t hot_values = 0;
-  double seconds_profiling = 0;  // sampling, counting, choosing and placing
+  double seconds_profiling = 0;  // counting, choosing and placing
 
-  // Against the whole data (when evaluated).
+  // Against the whole data (when evaluated; a pass over all of it).
   bool evaluated = false;
   uint64_t total_updates = 0;  // value updates
   uint64_t distinct_keys = 0;
@@ -89,7 +124,31 @@ struct ProfileResult {
   ProfileReport report;
 };
 
-// Throws std::invalid_argument for bad options.
+// Throws std::invalid_argument for bad options (all functions below).
+void CheckProfileOptions(const ProfileOptions& options);
+
+// Which epochs to sample: round(fraction x epochs) of them (at least one),
+// one drawn at random from each of as many equal strata, so the sample spans
+// the whole data rather than its head. Increasing.
+std::vector<uint64_t> ChooseSampledEpochs(uint64_t epochs, double fraction, uint64_t seed);
+
+// The sampled epochs of rows in memory.
+EpochSample SampleEpochs(const SparseRows& data, const ProfileOptions& options);
+
+// Counts the sample, chooses and places the hot set and replays the sampled
+// epochs. Keys are ranked by sampled updates; equal update counts are ranked
+// by how often the key occurs in the sampled rows (a finer estimate of its
+// rate than the number of pushes that carried it), then by key.
+ProfileResult ProfileSample(const EpochSample& sample, const ProfileOptions& options);
+
+// Counts every update of `data` (cut into epochs as the profile was) and
+// fills the coverage part of `report` for `chosen`; also sets the exact row
+// and epoch counts.
+void EvaluateCoverage(const SparseRows& data, const ProfileOptions& options, const HotSet& chosen,
+                      ProfileReport* report);
+
+// All three steps on rows in memory (evaluating unless options.evaluate is
+// false).
 ProfileResult ProfileHotParameters(const SparseRows& data, const ProfileOptions& options);
 
 nlohmann::json ToJson(const ProfileReport& report);

@@ -22,10 +22,12 @@ namespace libra::hot {
 // The part of the switch that holds hot values. Each register array has
 // `cells_per_array` cells in each of `num_banks` banks (banks alternate by
 // epoch parity, so a value owns the same index in every bank). A packet has
-// one value slot per register array.
+// one value slot per register array. The defaults are the largest layout the
+// default pipeline (Tofino-1, 32 slots per packet) holds: SwitchLayoutFor in
+// hot_switch_layout.h derives it and a test keeps the two equal.
 struct SwitchLayout {
   uint32_t num_arrays = 32;
-  uint32_t cells_per_array = 32768;
+  uint32_t cells_per_array = 12288;
   uint32_t num_banks = 2;
 
   uint64_t capacity() const { return uint64_t{num_arrays} * cells_per_array; }
@@ -61,6 +63,13 @@ PlacementKind ParsePlacementKind(std::string_view name);
 // still fill the space. Keys with frequency below `min_frequency` are left out.
 std::vector<HotKey> ChooseHotKeys(std::vector<HotKey> candidates, uint64_t capacity_cells,
                                   uint64_t min_frequency = 0);
+
+// The same greedy fill over candidates already ranked best first, for callers
+// that rank by more than the frequency (the profiler breaks ties between
+// equal update counts by how often the key occurs). Stops at the first
+// candidate below `min_frequency`, so the ranking must put those last.
+std::vector<HotKey> ChooseRankedHotKeys(std::span<const HotKey> ranked, uint64_t capacity_cells,
+                                        uint64_t min_frequency = 0);
 
 class HotSet {
  public:

@@ -43,9 +43,14 @@ std::vector<HotKey> ChooseHotKeys(std::vector<HotKey> candidates, uint64_t capac
   std::sort(candidates.begin(), candidates.end(), [](const HotKey& a, const HotKey& b) {
     return a.frequency != b.frequency ? a.frequency > b.frequency : a.key < b.key;
   });
+  return ChooseRankedHotKeys(candidates, capacity_cells, min_frequency);
+}
+
+std::vector<HotKey> ChooseRankedHotKeys(std::span<const HotKey> ranked, uint64_t capacity_cells,
+                                        uint64_t min_frequency) {
   std::vector<HotKey> chosen;
   uint64_t free_cells = capacity_cells;
-  for (const HotKey& candidate : candidates) {
+  for (const HotKey& candidate : ranked) {
     if (candidate.frequency < min_frequency || candidate.frequency == 0 || free_cells == 0) break;
     if (candidate.value_len == 0 || candidate.value_len > free_cells) continue;
     chosen.push_back(candidate);

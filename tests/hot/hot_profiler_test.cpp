@@ -79,6 +79,67 @@ TEST(HotProfiler, CapacityMinimumFrequencyAndValueLengthShapeTheSet) {
   EXPECT_LE(frequent.report.hot_keys, wide.report.hot_keys);
 }
 
+// Two keys in the same pushes tie on updates; the one in more rows is the
+// better bet, whatever the key order says.
+TEST(HotProfiler, BreaksTiesInUpdatesByOccurrences) {
+  testing::GeneratedRows data;
+  const Key rarer = 1, commoner = 2;
+  for (int push = 0; push < 10; ++push) {
+    data.keys.insert(data.keys.end(), {rarer, commoner});  // row 1
+    data.row_begin.push_back(data.keys.size());
+    data.keys.insert(data.keys.end(), {commoner, 100 + Key(push)});  // row 2
+    data.row_begin.push_back(data.keys.size());
+  }
+  ProfileOptions options = SmallSwitch();
+  options.batch_size = 2;
+  options.workers = 1;
+  options.sample_fraction = 1.0;
+  options.capacity_cells = 1;
+  const ProfileResult result = ProfileHotParameters(data.view(), options);
+  ASSERT_EQ(result.hot_set.size(), 1u);
+  EXPECT_EQ(result.hot_set.keys()[0].key, commoner);
+  EXPECT_EQ(result.hot_set.keys()[0].frequency, 10u);  // updates, not rows
+  EXPECT_EQ(result.report.sampled_updates, 30u);
+  EXPECT_EQ(result.report.sampled_occurrences, 40u);
+}
+
+// The three steps compose: a sample taken apart from the evaluation gives
+// the same report as the one-call profile.
+TEST(HotProfiler, SampleProfileAndEvaluationComposeToTheOneCallProfile) {
+  const testing::GeneratedRows data = testing::MakeZipfRows(40000, 8, 5000, 1.1, 3);
+  ProfileOptions options = SmallSwitch();
+  const ProfileResult whole = ProfileHotParameters(data.view(), options);
+
+  const EpochSample sample = SampleEpochs(data.view(), options);
+  EXPECT_EQ(sample.epochs(), 5u);  // 5% of 100
+  EXPECT_EQ(sample.rows().rows(), 2000u);
+  EXPECT_TRUE(sample.data_rows_exact);
+  ProfileResult parts = ProfileSample(sample, options);
+  EXPECT_FALSE(parts.report.evaluated);
+  EvaluateCoverage(data.view(), options, parts.hot_set, &parts.report);
+  EXPECT_TRUE(parts.report.evaluated);
+  EXPECT_DOUBLE_EQ(parts.report.coverage_ratio, whole.report.coverage_ratio);
+  EXPECT_DOUBLE_EQ(parts.report.recall, whole.report.recall);
+  EXPECT_EQ(parts.report.heat_layout_aware.total.packets,
+            whole.report.heat_layout_aware.total.packets);
+  ASSERT_EQ(parts.hot_set.size(), whole.hot_set.size());
+  for (size_t i = 0; i < parts.hot_set.size(); ++i) {
+    EXPECT_EQ(parts.hot_set.keys()[i].key, whole.hot_set.keys()[i].key);
+  }
+}
+
+TEST(HotProfiler, SampledEpochsAreSpreadOverStrata) {
+  const std::vector<uint64_t> epochs = ChooseSampledEpochs(1000, 0.05, 7);
+  ASSERT_EQ(epochs.size(), 50u);
+  for (size_t i = 0; i < epochs.size(); ++i) {
+    EXPECT_GE(epochs[i], i * 20);
+    EXPECT_LT(epochs[i], (i + 1) * 20);
+  }
+  EXPECT_EQ(ChooseSampledEpochs(3, 0.01, 1).size(), 1u);  // at least one
+  EXPECT_EQ(ChooseSampledEpochs(3, 1.0, 1), (std::vector<uint64_t>{0, 1, 2}));
+  EXPECT_TRUE(ChooseSampledEpochs(0, 0.5, 1).empty());
+}
+
 // A key with one value per register array fills a whole row of slots, so
 // heat placement packs such pushes perfectly whatever keys they carry.
 TEST(HotProfiler, KeysAsWideAsThePacketFillEverySlot) {

@@ -32,6 +32,17 @@ TEST(ChooseHotKeys, HonoursTheMinimumFrequencyAndOrdersTiesByKey) {
   EXPECT_TRUE(ChooseHotKeys(candidates, 0).empty());
 }
 
+TEST(ChooseRankedHotKeys, KeepsTheGivenOrderAndStopsAtTheMinimumFrequency) {
+  // Ranked by the caller: key 9 before key 4 although their frequencies tie.
+  const std::vector<HotKey> ranked = {{9, 1, 7}, {4, 1, 7}, {5, 3, 6}, {6, 1, 6}, {8, 1, 2}};
+  const std::vector<HotKey> chosen = ChooseRankedHotKeys(ranked, 4, 3);
+  ASSERT_EQ(chosen.size(), 3u);
+  EXPECT_EQ(chosen[0].key, 9u);
+  EXPECT_EQ(chosen[1].key, 4u);
+  EXPECT_EQ(chosen[2].key, 6u);  // key 5 needs 3 cells, only 2 are left
+  EXPECT_EQ(ChooseRankedHotKeys(ranked, 100, 3).size(), 4u);  // key 8 is below 3
+}
+
 TEST(HotSet, LooksUpKeysAndCellsBothWays) {
   const SwitchLayout layout{4, 8, 2};
   const HotSet set(layout, PlacementKind::kHeat, {{10, 2, 50}, {20, 1, 40}},
