@@ -4,6 +4,7 @@
 #include <cmath>
 #include <exception>
 
+#include "libra/hot_switch_layout.h"
 #include "libra/pipeline_profile.h"
 #include "libra/placement.h"
 #include "libra/switch_control_client.h"
@@ -48,26 +49,6 @@ void Controller::OnJoin(const SimpleData& request, SimpleApp* app) {
   for (const auto& [req, unused] : answered) app->Response(req, body);
 }
 
-libra::hot::SwitchLayout Controller::SwitchLayoutFor(uint32_t num_workers, uint32_t num_servers) {
-  // The largest value arrays the switch's pipeline profile holds for this job.
-  const auto profile = libra::dataplane::PipelineProfile::Tofino1();
-  libra::hot::SwitchLayout layout;
-  layout.num_arrays = static_cast<uint32_t>(profile.max_slots_per_packet);
-  libra::dataplane::JobShape shape{static_cast<int>(num_workers), static_cast<int>(num_servers), 0,
-                                   profile.max_slots_per_packet, 16};
-  uint32_t low = 1, high = 1u << 24;
-  while (low < high) {
-    shape.cells_per_array = (low + high + 1) / 2;
-    if (libra::dataplane::PlaceRegisters(profile, shape).fits) {
-      low = shape.cells_per_array;
-    } else {
-      high = shape.cells_per_array - 1;
-    }
-  }
-  layout.cells_per_array = low;
-  return layout;
-}
-
 std::shared_ptr<const libra::hot::HotSet> Controller::ChooseFromSamples(
     std::vector<uint32_t>* owners, std::string* why) {
   // Sum each key's updates over the workers.
@@ -86,7 +67,8 @@ std::shared_ptr<const libra::hot::HotSet> Controller::ChooseFromSamples(
       candidates[at].frequency += c.updates;
     }
   }
-  const libra::hot::SwitchLayout layout = SwitchLayoutFor(num_workers_, num_servers_);
+  const libra::hot::SwitchLayout layout =
+      libra::hot::SwitchLayoutFor(libra::dataplane::PipelineProfile::Tofino1(), num_workers_);
   const uint64_t capacity = config_.capacity_cells > 0
                                 ? std::min(config_.capacity_cells, layout.capacity())
                                 : layout.capacity();

@@ -29,9 +29,6 @@ class Controller {
   // The scale F for N workers whose values reach `max_abs`: N * max_abs *
   // 2^F stays 16x below the int32 limit, F in [0, 24]; 16 if nothing is known.
   static int ChooseScaleBits(uint32_t num_workers, float max_abs);
-  // The hot-value layout of the largest job the switch profile (Tofino-1)
-  // holds with this many workers and servers.
-  static libra::hot::SwitchLayout SwitchLayoutFor(uint32_t num_workers, uint32_t num_servers);
 
  private:
   Install Decide();

@@ -6,9 +6,9 @@
 // This is the one place that counts contributions. A push says how many
 // workers' gradients it sums (KVMeta::num_merged): 1 for an ordinary worker
 // push, N for hot keys the switch aggregated. The round is complete when the
-// contributions add up to the expected count. The switch path extends this by
-// raising the expected count (N cold pushes plus one hot push of N) or by
-// keeping one round per path; both reuse Add/complete/Merge unchanged.
+// contributions add up to the expected count. With the switch path a server
+// keeps one round per path (SyncOptimizerServer): the switch's push of N
+// completes its round alone, the workers' cold pushes fill theirs.
 #pragma once
 
 #include <cstdint>

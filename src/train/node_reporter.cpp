@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "libra/hotpath_runtime.h"
 #include "ps/ps.h"
 
 namespace libra::train {
@@ -53,6 +54,7 @@ nlohmann::json NodeReporter::Describe() {
   ps::Van* van = ps::Postoffice::Get()->van();
   entry["bytes_sent"] = van->bytes_sent();
   entry["bytes_received"] = van->bytes_received();
+  entry["hot_path"] = hotpath::NodeReport();
   return entry;
 }
 

@@ -28,7 +28,8 @@ class NodeReporter {
   // What this node adds to its entry; called when the entry is asked for.
   void SetDetails(Details details);
 
-  // This node's entry: {"role", "rank", "bytes_sent", "bytes_received", ...details}.
+  // This node's entry: {"role", "rank", "bytes_sent", "bytes_received",
+  // "hot_path" (libra::hotpath::NodeReport), ...details}.
   nlohmann::json Describe();
 
   // The entries of every node (this one included): the scheduler, then the

@@ -1,6 +1,7 @@
 #include "train/sync_optimizer_server.h"
 
 #include <algorithm>
+#include <string>
 #include <utility>
 
 #include "ps/internal/logging.h"
@@ -12,7 +13,9 @@ SyncOptimizerServer::SyncOptimizerServer(const ModelConfig& model, const Optimiz
     : model_(CreateModel(model)),
       optimizer_(CreateOptimizer(optimizer)),
       table_(*model_, *optimizer_),
-      round_(num_workers, model_->value_length()) {}
+      num_workers_(num_workers),
+      workers_(num_workers, model_->value_length()),
+      switch_(num_workers, model_->value_length()) {}
 
 void SyncOptimizerServer::Serve(ps::KVServer<float>* server) {
   server->set_request_handle(
@@ -20,6 +23,11 @@ void SyncOptimizerServer::Serve(ps::KVServer<float>* server) {
         Handle(meta, data,
                [s](const ps::KVMeta& m, const ps::KVPairs<float>& r) { s->Response(m, r); });
       });
+}
+
+void SyncOptimizerServer::set_on_worker_round(std::function<void()> observer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  on_worker_round_ = std::move(observer);
 }
 
 void SyncOptimizerServer::Handle(const ps::KVMeta& meta, const ps::KVPairs<float>& data,
@@ -34,54 +42,85 @@ void SyncOptimizerServer::Handle(const ps::KVMeta& meta, const ps::KVPairs<float
   const size_t length = model_->value_length();
   const bool lens_ok = std::all_of(data.lens.begin(), data.lens.end(),
                                    [&](int l) { return l == static_cast<int>(length); });
-  if (data.vals.size() != data.keys.size() * length || !lens_ok || meta.num_merged < 1) {
-    // The sender still waits for this iteration, so the push counts (as one
-    // contribution, with no gradient) instead of stalling every worker.
-    LOG(ERROR) << "push from node " << meta.sender << " has " << data.vals.size() << " values for "
-               << data.keys.size() << " keys of length " << length << " (num_merged "
-               << meta.num_merged << "): gradient ignored";
+  // The switch always delivers all N workers at once (one round per push).
+  const bool merged_ok =
+      meta.from_switch ? meta.num_merged == static_cast<int>(num_workers_)
+                       : meta.num_merged >= 1 && meta.num_merged <= static_cast<int>(num_workers_);
+  if (data.vals.size() != data.keys.size() * length || !lens_ok || !merged_ok) {
+    // The sender still waits for this iteration, so the push counts (as a
+    // contribution with no gradient) instead of stalling every worker.
+    LOG(ERROR) << (meta.from_switch ? "switch push" : "push from node ")
+               << (meta.from_switch ? "" : std::to_string(meta.sender)) << " has "
+               << data.vals.size() << " values for " << data.keys.size() << " keys of length "
+               << length << " (num_merged " << meta.num_merged << "): gradient ignored";
     ++stats_.malformed_pushes;
-    request.meta.num_merged = 1;
+    request.meta.num_merged = meta.from_switch ? static_cast<int>(num_workers_) : 1;
     request.data.vals = ps::SArray<float>();
     request.data.keys = ps::SArray<ps::Key>();
   }
-  Take(std::move(request));
+  Take(meta.from_switch ? switch_ : workers_, std::move(request));
 }
 
-void SyncOptimizerServer::Take(HeldRequest request) {
-  if (!round_.Add(request.meta.sender, static_cast<uint32_t>(request.meta.num_merged),
-                  request.data.keys, request.data.vals)) {
+void SyncOptimizerServer::Take(Path& path, HeldRequest request) {
+  if (!path.round.Add(request.meta.sender, static_cast<uint32_t>(request.meta.num_merged),
+                      request.data.keys, request.data.vals)) {
     ++stats_.deferred_pushes;
-    next_round_.push_back(std::move(request));
+    path.next_round.push_back(std::move(request));
     return;
   }
-  ++stats_.pushes;
-  held_.push_back(std::move(request));
-  while (round_.complete()) {
-    ApplyRound();
+  if (&path == &workers_) ++stats_.pushes;
+  path.held.push_back(std::move(request));
+  while (path.round.complete()) {
+    ApplyRound(path);
     // Early pushes join the new round in arrival order until one does not fit.
-    while (!next_round_.empty() &&
-           round_.Add(next_round_.front().meta.sender,
-                      static_cast<uint32_t>(next_round_.front().meta.num_merged),
-                      next_round_.front().data.keys, next_round_.front().data.vals)) {
-      ++stats_.pushes;
-      held_.push_back(std::move(next_round_.front()));
-      next_round_.pop_front();
+    while (!path.next_round.empty()) {
+      HeldRequest& early = path.next_round.front();
+      if (!path.round.Add(early.meta.sender, static_cast<uint32_t>(early.meta.num_merged),
+                          early.data.keys, early.data.vals)) {
+        break;
+      }
+      if (&path == &workers_) ++stats_.pushes;
+      path.held.push_back(std::move(early));
+      path.next_round.pop_front();
     }
   }
 }
 
-void SyncOptimizerServer::ApplyRound() {
-  round_.Merge(&merged_keys_, &merged_sums_);
+void SyncOptimizerServer::ApplyRound(Path& path) {
+  const bool from_switch = &path == &switch_;
+  path.round.Merge(&merged_keys_, &merged_sums_);
+  if (from_switch) {
+    const size_t pushed = merged_keys_.size();
+    DropUntouchedKeys();
+    stats_.switch_keys_untouched += pushed - merged_keys_.size();
+    stats_.switch_keys_updated += merged_keys_.size();
+    ++stats_.switch_rounds;
+  } else {
+    ++stats_.rounds;
+  }
   table_.Push(merged_keys_.data(), merged_keys_.size(), merged_sums_.data(),
-              round_.expected_contributions());
+              path.round.expected_contributions());
   stats_.keys_updated += merged_keys_.size();
-  ++stats_.rounds;
-  for (const HeldRequest& r : held_) {
+  if (!from_switch && on_worker_round_) on_worker_round_();
+  for (const HeldRequest& r : path.held) {
     r.respond(r.meta, r.meta.pull ? Values(r.data.keys) : ps::KVPairs<float>());
   }
-  held_.clear();
-  round_.Clear();
+  path.held.clear();
+  path.round.Clear();
+}
+
+void SyncOptimizerServer::DropUntouchedKeys() {
+  const size_t length = model_->value_length();
+  size_t kept = 0;
+  for (size_t i = 0; i < merged_keys_.size(); ++i) {
+    const float* sum = merged_sums_.data() + i * length;
+    if (std::all_of(sum, sum + length, [](float g) { return g == 0.0f; })) continue;
+    merged_keys_[kept] = merged_keys_[i];
+    std::copy(sum, sum + length, merged_sums_.data() + kept * length);
+    ++kept;
+  }
+  merged_keys_.resize(kept);
+  merged_sums_.resize(kept * length);
 }
 
 ps::KVPairs<float> SyncOptimizerServer::Values(const ps::SArray<ps::Key>& keys) {

@@ -11,6 +11,16 @@
 // parameters. A push of N workers' sum (KVMeta::num_merged = N) counts as N
 // contributions.
 //
+// With Libra's hot path on, an iteration reaches a server by two paths that
+// carry disjoint keys: the hot keys as one push from the switch
+// (KVMeta::from_switch, num_merged = N, every hot key the server owns) and
+// the cold keys as the N workers' own pushes. Each path keeps its own rounds,
+// so neither waits for the other: the switch's push completes its round at
+// once and is applied and answered, the workers' pushes as above. The switch
+// sends every hot key the server owns, with an exact 0 sum where no worker
+// pushed the key this epoch; such keys are skipped, so the optimizer steps
+// exactly the keys the plain parameter server would step.
+//
 // With several servers every worker pushes to every server each iteration,
 // with an empty request where it has no keys there (see every_server_slicer.h),
 // because a server completes an iteration by counting pushes.
@@ -31,13 +41,17 @@
 namespace libra::train {
 
 struct SyncServerStats {
-  uint64_t rounds = 0;            // iterations applied
-  uint64_t pushes = 0;            // push requests taken (one per worker per round)
-  uint64_t pulls = 0;             // pull requests answered
-  uint64_t keys_updated = 0;      // optimizer steps, one per key per round
+  uint64_t rounds = 0;            // iterations applied from the workers' own pushes
+  uint64_t pushes = 0;            // worker push requests taken (one per worker per round)
+  uint64_t pulls = 0;             // pull requests answered (the switch path's included)
+  uint64_t keys_updated = 0;      // optimizer steps, one per key per round, both paths
   uint64_t malformed_pushes = 0;  // wrong value count: counted, gradient ignored
   uint64_t deferred_pushes = 0;   // arrived while their sender's previous round was open
   size_t parameters = 0;          // keys held
+  // Libra's hot path: the switch's aggregated pushes.
+  uint64_t switch_rounds = 0;          // one per epoch on the hot path
+  uint64_t switch_keys_updated = 0;    // hot keys some worker pushed
+  uint64_t switch_keys_untouched = 0;  // hot keys with an all-zero sum: skipped
 };
 
 class SyncOptimizerServer {
@@ -55,6 +69,11 @@ class SyncOptimizerServer {
   // Installs Handle as `server`'s request handle; `this` must outlive it.
   void Serve(ps::KVServer<float>* server);
 
+  // Called after each round of the workers' own pushes is applied, before
+  // they are answered (for per-iteration traffic figures). It runs under the
+  // handle's lock, so it must not call back into this object.
+  void set_on_worker_round(std::function<void()> observer);
+
   SyncServerStats stats() const;
   uint64_t Fingerprint() const;
   uint32_t value_length() const { return model_->value_length(); }
@@ -66,17 +85,28 @@ class SyncOptimizerServer {
     Respond respond;
   };
 
-  void Take(HeldRequest request);
-  void ApplyRound();
+  // The rounds of one path: the workers' own pushes, or the switch's.
+  struct Path {
+    Path(uint32_t num_workers, uint32_t value_length) : round(num_workers, value_length) {}
+    BspRound round;
+    std::vector<HeldRequest> held;       // this round's pushes, answered when it completes
+    std::deque<HeldRequest> next_round;  // pushes that arrived early, oldest first
+  };
+
+  void Take(Path& path, HeldRequest request);
+  void ApplyRound(Path& path);
+  // Drops the keys whose summed gradient is all zeros from merged_*.
+  void DropUntouchedKeys();
   ps::KVPairs<float> Values(const ps::SArray<ps::Key>& keys);
 
   mutable std::mutex mu_;
   std::unique_ptr<Model> model_;
   std::unique_ptr<Optimizer> optimizer_;
   ParameterTable table_;
-  BspRound round_;
-  std::vector<HeldRequest> held_;       // this round's pushes, answered when it completes
-  std::deque<HeldRequest> next_round_;  // pushes that arrived early, oldest first
+  uint32_t num_workers_;
+  Path workers_;
+  Path switch_;
+  std::function<void()> on_worker_round_;
   SyncServerStats stats_;
   std::vector<ps::Key> merged_keys_;
   std::vector<float> merged_sums_;

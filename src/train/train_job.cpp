@@ -3,15 +3,20 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "launch/launcher.h"
+#include "libra/switch_control_client.h"
 #include "ps/ps.h"
 #include "train/dataset.h"
 #include "train/job_plan.h"
+#include "train/local_switchd.h"
 #include "train/node_reporter.h"
 #include "train/ps_worker_trainer.h"
 #include "train/sync_optimizer_server.h"
@@ -62,7 +67,20 @@ json Summarise(std::vector<float> ms) {
           {"max", ms.back()}};
 }
 
+// The hot path as this node was told to run it (the LIBRA_* variables), or
+// null when it is off.
+json LibraJson() {
+  if (std::getenv("LIBRA_SWITCH") == nullptr) return nullptr;
+  json libra = json::object();
+  for (const char* name : {"LIBRA_SWITCH", "LIBRA_SWITCH_CONTROL", "LIBRA_HOT_SET",
+                           "LIBRA_SAMPLE_EPOCHS", "LIBRA_CAPACITY", "LIBRA_JOB_ID"}) {
+    if (const char* value = std::getenv(name)) libra[name] = value;
+  }
+  return libra;
+}
+
 json ConfigJson(const TrainJobConfig& c, const ModelConfig& model) {
+  const json libra = LibraJson();
   return {{"data", c.data_path},
           {"model", ModelKindName(model.kind)},
           {"embedding_dim", model.embedding_dim},
@@ -79,14 +97,15 @@ json ConfigJson(const TrainJobConfig& c, const ModelConfig& model) {
           {"seed", model.seed},
           {"test_fraction", c.test_fraction},
           {"mode", "bsp"},
-          {"hot_path", false}};
+          {"hot_path", !libra.is_null()},
+          {"libra", libra}};
 }
 
 // Worker 0's account of the job, from its own records and every node's entry.
 json BuildReport(const TrainJobConfig& config, const ModelConfig& model, const JobPlan& plan,
                  const ReadStats& read, const std::vector<json>& nodes,
-                 const std::vector<json>& epochs_seen, const PsWorkerTrainer& trainer,
-                 double load_seconds, double wall_seconds) {
+                 const std::vector<json>& epochs_seen, const json& loss_curve,
+                 const PsWorkerTrainer& trainer, double load_seconds, double wall_seconds) {
   json report;
   report["config"] = ConfigJson(config, model);
   report["data"] = {{"rows", plan.total_rows},
@@ -142,6 +161,7 @@ json BuildReport(const TrainJobConfig& config, const ModelConfig& model, const J
                           {"push_ms", Summarise(push)},
                           {"total_ms", Summarise(total)}};
   if (total.size() <= kMaxListed) report["iterations"]["each_ms"] = total;
+  report["loss_curve"] = loss_curve;
   report["nodes"] = nodes;
   char hex[17];
   std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(fingerprint));
@@ -149,6 +169,34 @@ json BuildReport(const TrainJobConfig& config, const ModelConfig& model, const J
   report["wall_seconds"] = wall_seconds;
   return report;
 }
+
+// A server's bytes received (over ZeroMQ) in each iteration, as seen at the
+// end of the iteration's round of the workers' own pushes.
+class RoundTraffic {
+ public:
+  RoundTraffic() : at_round_end_{Received()} {}
+
+  void RoundDone() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (at_round_end_.size() <= kMaxRoundsListed) at_round_end_.push_back(Received());
+  }
+
+  std::vector<uint64_t> PerRound() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<uint64_t> per_round;
+    for (size_t i = 1; i < at_round_end_.size(); ++i) {
+      per_round.push_back(at_round_end_[i] - at_round_end_[i - 1]);
+    }
+    return per_round;
+  }
+
+ private:
+  static constexpr size_t kMaxRoundsListed = 20000;
+  static uint64_t Received() { return ps::Postoffice::Get()->van()->bytes_received(); }
+
+  mutable std::mutex mu_;
+  std::vector<uint64_t> at_round_end_;  // the first entry: when the server started
+};
 
 void PrintProgress(const WorkerProgress& p, uint32_t epochs, int workers) {
   const ps::Van* van = ps::Postoffice::Get()->van();
@@ -192,11 +240,35 @@ int RunWorker(const TrainJobConfig& config, const ModelConfig& model_config, Nod
   PsWorkerTrainer trainer(*model, &kv);
   std::vector<WorkerEpoch> epochs;
   std::vector<json> epochs_seen;  // worker 0: timings and held-out metrics
+  // Worker 0's training loss over time (for plots): the mean log loss of its
+  // rows since the previous point, about kCurvePoints points in a run.
+  constexpr uint64_t kCurvePoints = 200;
+  const uint64_t curve_step =
+      std::max<uint64_t>(1, plan.iterations_per_epoch * config.epochs / kCurvePoints);
+  json loss_curve = json::array();
+  double window_loss = 0, epoch_loss = 0;
+  uint64_t window_rows = 0, epoch_rows = 0, iterations_done = 0;
+  const auto train_start = Clock::now();
   auto last_line = Clock::now();
   for (uint32_t e = 1; e <= config.epochs; ++e) {
+    epoch_loss = 0;
+    epoch_rows = 0;
     epochs.push_back(trainer.RunEpoch(
         e, train, plan.iterations_per_epoch, config.batch, [&](const WorkerProgress& p) {
-          if (!lead || SecondsSince(last_line) < config.progress_interval_s) return;
+          if (!lead) return;
+          window_loss += p.loss_sum - epoch_loss;
+          window_rows += p.rows - epoch_rows;
+          epoch_loss = p.loss_sum;
+          epoch_rows = p.rows;
+          if (++iterations_done % curve_step == 0 && window_rows > 0) {
+            loss_curve.push_back({{"seconds", SecondsSince(train_start)},
+                                  {"epoch", p.epoch},
+                                  {"iteration", p.iteration},
+                                  {"train_log_loss", window_loss / window_rows}});
+            window_loss = 0;
+            window_rows = 0;
+          }
+          if (SecondsSince(last_line) < config.progress_interval_s) return;
           last_line = Clock::now();
           PrintProgress(p, config.epochs, workers);
         }));
@@ -212,7 +284,8 @@ int RunWorker(const TrainJobConfig& config, const ModelConfig& model_config, Nod
                            {"samples_per_second", samples_per_second},
                            {"test_log_loss", test_metrics.log_loss},
                            {"test_auc", test_metrics.auc},
-                           {"eval_seconds", SecondsSince(eval_start)}});
+                           {"eval_seconds", SecondsSince(eval_start)},
+                           {"at_seconds", SecondsSince(train_start)}});
     char line[200];
     std::snprintf(line, sizeof(line),
                   "epoch %u/%u done in %.1f s: %.0f samples/s, held-out log loss %.4f, AUC %.4f", e,
@@ -233,8 +306,8 @@ int RunWorker(const TrainJobConfig& config, const ModelConfig& model_config, Nod
   if (!lead) return 0;
 
   const std::vector<json> nodes = reporter->Gather();
-  const json report = BuildReport(config, model_config, plan, stats, nodes, epochs_seen, trainer,
-                                  load_seconds, SecondsSince(start));
+  const json report = BuildReport(config, model_config, plan, stats, nodes, epochs_seen, loss_curve,
+                                  trainer, load_seconds, SecondsSince(start));
   if (!config.json_path.empty()) {
     std::ofstream out(config.json_path);
     out << report.dump(2) << "\n";
@@ -248,6 +321,33 @@ int RunWorker(const TrainJobConfig& config, const ModelConfig& model_config, Nod
     if (!config.json_path.empty()) std::cout << "report written to " << config.json_path << "\n";
   }
   return 0;
+}
+
+// Adds the switch's counters to the report at `path` as "switch" (or the
+// reason they could not be read), so the report shows the packets that went
+// through it. A switch shared by several jobs counts them all.
+void AddSwitchCounters(const std::string& path, const std::string& control) {
+  json report;
+  try {
+    std::ifstream in(path);
+    report = json::parse(in);
+  } catch (const std::exception& e) {
+    std::cerr << "libra train: cannot read the report " << path << ": " << e.what() << "\n";
+    return;
+  }
+  try {
+    json counters = switchd::ControlClient(control).Counters();
+    counters.erase("ok");
+    counters["control"] = control;
+    report["switch"] = counters;
+  } catch (const std::exception& e) {
+    std::cerr << "libra train: cannot read the switch's counters at " << control << ": " << e.what()
+              << "\n";
+    report["switch"] = {{"control", control}, {"error", e.what()}};
+  }
+  std::ofstream out(path);
+  out << report.dump(2) << "\n";
+  if (!out) std::cerr << "libra train: cannot write the report " << path << "\n";
 }
 
 // Exact enough to give back the same float or double when parsed.
@@ -317,14 +417,16 @@ int RunTrainNode(const TrainJobConfig& config) {
   int status = 0;
   {
     NodeReporter reporter;
+    RoundTraffic traffic;
     std::unique_ptr<SyncOptimizerServer> store;
     std::unique_ptr<ps::KVServer<float>> server;
     if (ps::IsServer()) {
       store = std::make_unique<SyncOptimizerServer>(model, config.optimizer,
                                                     static_cast<uint32_t>(ps::NumWorkers()));
+      store->set_on_worker_round([&traffic] { traffic.RoundDone(); });
       server = std::make_unique<ps::KVServer<float>>(0);
       store->Serve(server.get());
-      reporter.SetDetails([&store] {
+      reporter.SetDetails([&store, &traffic] {
         const SyncServerStats s = store->stats();
         return json{{"rounds", s.rounds},
                     {"pushes", s.pushes},
@@ -333,6 +435,10 @@ int RunTrainNode(const TrainJobConfig& config) {
                     {"parameters", s.parameters},
                     {"malformed_pushes", s.malformed_pushes},
                     {"deferred_pushes", s.deferred_pushes},
+                    {"switch_rounds", s.switch_rounds},
+                    {"switch_keys_updated", s.switch_keys_updated},
+                    {"switch_keys_untouched", s.switch_keys_untouched},
+                    {"bytes_received_by_round", traffic.PerRound()},
                     {"fingerprint", store->Fingerprint()}};
       });
     } else if (ps::IsScheduler()) {
@@ -355,7 +461,9 @@ int LaunchLocalTraining(TrainJobConfig config, const std::string& self) {
     std::cerr << "libra train: a local job needs a report path\n";
     return 1;
   }
+  JobPlan plan;
   try {
+    config.libra.Validate();
     ReadOptions read;
     read.skip_bad_lines = config.skip_bad_lines;
     ReadStats stats;
@@ -365,8 +473,7 @@ int LaunchLocalTraining(TrainJobConfig config, const std::string& self) {
       std::cout << "skipping " << stats.bad_lines << " bad lines (first: " << stats.first_bad_line
                 << ")\n";
     }
-    const JobPlan plan =
-        JobPlan::Make(stats.rows, config.test_fraction, config.workers, config.batch);
+    plan = JobPlan::Make(stats.rows, config.test_fraction, config.workers, config.batch);
     if (plan.train_rows == 0 || plan.test_rows == 0) {
       std::cerr << "libra train: " << config.data_path << ": " << stats.rows
                 << " rows with --test-fraction " << config.test_fraction << " leave "
@@ -389,7 +496,37 @@ int LaunchLocalTraining(TrainJobConfig config, const std::string& self) {
   job.num_servers = config.servers;
   job.num_workers = config.workers;
   job.command = TrainNodeCommand(self, config);
-  return RunProcesses(LocalJobProcesses(job), config.timeout_s);
+  if (!config.libra.enabled()) return RunProcesses(LocalJobProcesses(job), config.timeout_s);
+
+  LibraOptions& libra = config.libra;
+  std::unique_ptr<LocalSwitchd> local_switch;
+  if (libra.local_switch) {
+    try {
+      local_switch = std::make_unique<LocalSwitchd>(self);
+    } catch (const std::exception& e) {
+      std::cerr << "libra train: " << e.what() << "\n";
+      return 1;
+    }
+    libra.switch_address = local_switch->data_address();
+    libra.switch_control = local_switch->control_address();
+  }
+  // The nodes run in this directory too, but say exactly which file.
+  if (!libra.hot_set_path.empty()) {
+    libra.hot_set_path = std::filesystem::absolute(libra.hot_set_path).string();
+  }
+  const uint64_t pushes_per_worker = plan.iterations_per_epoch * config.epochs;
+  job.env = LibraEnvironment(libra, libra.switch_address, libra.switch_control, pushes_per_worker);
+  std::cout << "libra: switch " << libra.switch_address << " (control " << libra.switch_control
+            << (local_switch ? ", started for this job)" : ")") << "; ";
+  if (libra.hot_set_path.empty()) {
+    std::cout << "hot set sampled from the first " << job.env["LIBRA_SAMPLE_EPOCHS"] << " of "
+              << pushes_per_worker << " pushes per worker\n";
+  } else {
+    std::cout << "hot set from " << libra.hot_set_path << "\n";
+  }
+  const int status = RunProcesses(LocalJobProcesses(job), config.timeout_s);
+  if (status == 0) AddSwitchCounters(config.json_path, libra.switch_control);
+  return status;
 }
 
 }  // namespace libra::train

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "train/libra_options.h"
 #include "train/model.h"
 #include "train/optimizer.h"
 
@@ -23,10 +24,12 @@ struct TrainJobConfig {
   std::string json_path;  // worker 0 writes the report here ("" for none)
   double progress_interval_s = 2.0;
   bool print_summary = true;  // worker 0 prints the summary table at the end
-  // Local launch only (a node learns the job's size from DMLC_*).
+  // Local launch only (a node learns the job's size from DMLC_* and the
+  // hot path from LIBRA_*, which the launcher sets from these).
   int workers = 1;
   int servers = 1;
   double timeout_s = 0;  // 0: no limit
+  LibraOptions libra;
 };
 
 // The argument list that runs one node of `config`'s job: `self train ...`,
@@ -41,8 +44,10 @@ int RunTrainNode(const TrainJobConfig& config);
 // disk speed, and checking it before any process starts), then runs the
 // scheduler, servers and workers on this machine. `self` is the path of the
 // `libra` binary. The nodes print progress but no summary: the caller prints
-// one from the report at config.json_path, which must be set. Returns the
-// job's exit code.
+// one from the report at config.json_path, which must be set. With Libra on
+// (config.libra), every node gets the LIBRA_* variables, a local switchd is
+// started for the job if asked for (and stopped after it), and the switch's
+// counters are added to the report as "switch". Returns the job's exit code.
 int LaunchLocalTraining(TrainJobConfig config, const std::string& self);
 
 // The number of fields of the data set at `path` (DeepFM's MLP input).

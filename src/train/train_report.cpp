@@ -35,8 +35,15 @@ void PrintTrainSummary(std::ostream& out, const nlohmann::json& report) {
       << Format("%.0f", report.at("throughput").value("samples_per_second", 0.0)) << "\n"
       << "  held-out loss    " << Format("%.4f", final.value("test_log_loss", 0.0)) << "\n"
       << "  held-out AUC     " << Format("%.4f", final.value("test_auc", 0.0)) << "\n"
-      << "  wall time        " << Format("%.1f s", report.value("wall_seconds", 0.0)) << "\n"
-      << "\n  node          bytes in      bytes out\n";
+      << "  wall time        " << Format("%.1f s", report.value("wall_seconds", 0.0)) << "\n";
+  if (config.value("hot_path", false)) {
+    const nlohmann::json& io =
+        report.value("switch", nlohmann::json::object()).value("io", nlohmann::json::object());
+    out << "  hot path         switch " << report["config"]["libra"].value("LIBRA_SWITCH", "?")
+        << ", " << io.value("datagrams_received", uint64_t{0}) << " packets in, "
+        << io.value("datagrams_sent", uint64_t{0}) << " out\n";
+  }
+  out << "\n  node          bytes in      bytes out\n";
   for (const nlohmann::json& node : report.at("nodes")) {
     const std::string role = node.value("role", "?");
     if (role == "scheduler") continue;

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <map>
+#include <set>
 #include <vector>
 
 #include "ps/internal/postoffice.h"
@@ -232,6 +234,147 @@ TEST(SyncOptimizerServerTest, APushPullIsAnsweredWithTheUpdatedValues) {
   ASSERT_EQ(r.sent.size(), 1u);
   ASSERT_EQ(r.sent[0].second.vals.size(), 1u);
   EXPECT_FLOAT_EQ(r.sent[0].second.vals[0], w0 - 0.5f);
+}
+
+// Libra's hot path: the switch delivers an epoch's hot keys as one push of
+// all N workers' sums; the cold keys still come as the workers' own pushes.
+ps::KVMeta SwitchPushMeta(int num_workers) {
+  ps::KVMeta meta = PushMeta(-1, num_workers);
+  meta.from_switch = true;
+  return meta;
+}
+
+// One worker's gradient for one epoch, per key (value_length floats each).
+using Gradients = std::map<ps::Key, Values>;
+
+// Pushes `epochs` (per epoch, each worker's gradients) to `server`: the plain
+// way when `hot` is empty, else with the keys in `hot` summed in worker-rank
+// order as the switch would deliver them (every hot key, zeros where no
+// worker pushed it). Returns the responses.
+Responses PushEpochs(SyncOptimizerServer& server, const std::vector<std::vector<Gradients>>& epochs,
+                     const std::set<ps::Key>& hot) {
+  Responses r;
+  const uint32_t length = server.value_length();
+  for (const auto& workers : epochs) {
+    Gradients hot_sums;
+    for (ps::Key k : hot) hot_sums[k] = Values(length, 0.0f);
+    for (size_t w = 0; w < workers.size(); ++w) {
+      Keys keys;
+      Values vals;
+      for (const auto& [key, g] : workers[w]) {
+        if (hot.count(key)) {
+          for (uint32_t j = 0; j < length; ++j) hot_sums[key][j] += g[j];
+          continue;
+        }
+        keys.push_back(key);
+        vals.insert(vals.end(), g.begin(), g.end());
+      }
+      server.Handle(PushMeta(Worker(static_cast<int>(w))), Pairs(keys, vals), r.Sink());
+    }
+    if (hot.empty()) continue;
+    Keys keys;
+    Values vals;
+    for (const auto& [key, sum] : hot_sums) {
+      keys.push_back(key);
+      vals.insert(vals.end(), sum.begin(), sum.end());
+    }
+    server.Handle(SwitchPushMeta(static_cast<int>(workers.size())), Pairs(keys, vals), r.Sink());
+  }
+  return r;
+}
+
+// Three workers, two epochs, FM values of length 3; key 11 is hot but no
+// worker pushes it, key 5 is cold.
+std::vector<std::vector<Gradients>> ThreeWorkersTwoEpochs() {
+  return {{{{3, {0.5f, -0.25f, 0.125f}}, {5, {1.5f, 0.3f, -0.7f}}},
+           {{3, {-0.1f, 0.75f, 0.2f}}, {9, {0.6f, -0.9f, 0.05f}}},
+           {{5, {0.4f, 0.4f, -0.3f}}, {9, {0.2f, 0.1f, 0.9f}}}},
+          {{{9, {1e-3f, 7.0f, 2.0f}}}, {{3, {3.3f, -1e-4f, 0.0f}}, {5, {-3.3f, 2.2f, 1.0f}}}, {}}};
+}
+
+class SwitchPathTest : public ::testing::TestWithParam<OptimizerKind> {
+ protected:
+  OptimizerConfig Optimizer() const {
+    // L2 makes a step with a zero gradient move the weights, so stepping an
+    // untouched hot key would show.
+    return {.kind = GetParam(), .learning_rate = 0.1f, .l1 = 0.01f, .l2 = 0.05f};
+  }
+};
+
+TEST_P(SwitchPathTest, AHotPushOfNWorkersGivesTheSameModelAsTheirOwnPushes) {
+  const Keys all{3, 5, 9, 11};
+  SyncOptimizerServer plain(Fm(), Optimizer(), 3);
+  SyncOptimizerServer libra(Fm(), Optimizer(), 3);
+  PushEpochs(plain, ThreeWorkersTwoEpochs(), {});
+  const Responses r = PushEpochs(libra, ThreeWorkersTwoEpochs(), {3, 9, 11});
+  EXPECT_EQ(r.sent.size(), 2u * (3 + 1)) << "every push answered, the switch's too";
+  EXPECT_EQ(Pull(libra, all), Pull(plain, all));
+  SyncOptimizerServer untrained(Fm(), Optimizer(), 3);
+  EXPECT_NE(Pull(plain, all), Pull(untrained, all)) << "the pushes changed nothing";
+  const SyncServerStats s = libra.stats();
+  EXPECT_EQ(s.rounds, 2u);
+  EXPECT_EQ(s.switch_rounds, 2u);
+  EXPECT_EQ(s.switch_keys_updated, 4u);    // 3 and 9 in epoch 1; 3 and 9 in epoch 2
+  EXPECT_EQ(s.switch_keys_untouched, 2u);  // 11, twice
+  EXPECT_EQ(s.keys_updated, plain.stats().keys_updated);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllOptimizers, SwitchPathTest,
+                         ::testing::Values(OptimizerKind::kSgd, OptimizerKind::kAdagrad,
+                                           OptimizerKind::kFtrl),
+                         [](const auto& info) { return OptimizerKindName(info.param); });
+
+TEST(SyncOptimizerServerTest, TheSwitchRoundIsAnsweredAtOnceTheColdRoundWaitsForAllWorkers) {
+  SyncOptimizerServer server(Lr(), {.kind = OptimizerKind::kSgd, .learning_rate = 1.0f}, 2);
+  const Keys hot{1}, cold{2};
+  const float hot0 = Pull(server, hot)[0], cold0 = Pull(server, cold)[0];
+  Responses cold_responses, hot_responses;
+  server.Handle(PushMeta(Worker(0)), Pairs(cold, {1.0f}), cold_responses.Sink());
+  server.Handle(SwitchPushMeta(2), Pairs(hot, {4.0f}), hot_responses.Sink());
+  ASSERT_EQ(hot_responses.sent.size(), 1u) << "the switch's push waited for the cold round";
+  EXPECT_TRUE(cold_responses.sent.empty());
+  EXPECT_FLOAT_EQ(Pull(server, hot)[0], hot0 - 4.0f / 2);
+  EXPECT_FLOAT_EQ(Pull(server, cold)[0], cold0) << "a half-done cold round is visible";
+  // The next epoch's hot push may come before this epoch's cold round ends.
+  server.Handle(SwitchPushMeta(2), Pairs(hot, {2.0f}), hot_responses.Sink());
+  EXPECT_EQ(hot_responses.sent.size(), 2u);
+  server.Handle(PushMeta(Worker(1)), Pairs({}), cold_responses.Sink());
+  EXPECT_EQ(cold_responses.sent.size(), 2u);
+  EXPECT_FLOAT_EQ(Pull(server, cold)[0], cold0 - 1.0f / 2);
+  EXPECT_FLOAT_EQ(Pull(server, hot)[0], hot0 - 6.0f / 2);
+  EXPECT_EQ(server.stats().rounds, 1u);
+  EXPECT_EQ(server.stats().switch_rounds, 2u);
+  EXPECT_EQ(server.stats().deferred_pushes, 0u);
+}
+
+TEST(SyncOptimizerServerTest, TheSwitchPathsPullReadsTheUpdatedHotValues) {
+  SyncOptimizerServer server(Lr(), {.kind = OptimizerKind::kSgd, .learning_rate = 1.0f}, 4);
+  const Keys hot{7, 8};
+  const Values before = Pull(server, hot);
+  Responses r;
+  server.Handle(SwitchPushMeta(4), Pairs(hot, {8.0f, 0.0f}), r.Sink());
+  ps::KVMeta pull = PullMeta(-1);
+  pull.from_switch = true;
+  server.Handle(pull, Pairs(hot), r.Sink());
+  ASSERT_EQ(r.sent.size(), 2u);
+  const auto& values = r.sent[1].second.vals;
+  ASSERT_EQ(values.size(), 2u);
+  EXPECT_FLOAT_EQ(values[0], before[0] - 8.0f / 4);
+  EXPECT_EQ(values[1], before[1]) << "an untouched hot key was stepped";
+}
+
+TEST(SyncOptimizerServerTest, ASwitchPushOfTheWrongWorkerCountIsCountedAndAnswered) {
+  SyncOptimizerServer server(Lr(), {.kind = OptimizerKind::kSgd, .learning_rate = 1.0f}, 3);
+  const Keys hot{6};
+  const float w0 = Pull(server, hot)[0];
+  Responses r;
+  server.Handle(SwitchPushMeta(2), Pairs(hot, {1.0f}), r.Sink());
+  EXPECT_EQ(r.sent.size(), 1u) << "the switch path stalled";
+  EXPECT_EQ(server.stats().malformed_pushes, 1u);
+  EXPECT_EQ(Pull(server, hot)[0], w0);
+  server.Handle(SwitchPushMeta(3), Pairs(hot, {3.0f}), r.Sink());
+  EXPECT_EQ(r.sent.size(), 2u);
+  EXPECT_FLOAT_EQ(Pull(server, hot)[0], w0 - 1.0f);
 }
 
 TEST(EveryServerSliceTest, PushesReachEveryServerPullsOnlyThoseWithKeys) {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -138,29 +139,114 @@ TEST_F(TrainJobTest, ABadDataFileIsNamed) {
   EXPECT_NE(missing.output.find("nope"), std::string::npos) << missing.output;
 }
 
-TEST(DemoTest, RunsOnATinyDataSetAndWritesASaneReport) {
+// Libra on (a local switchd, hot set sampled from the first pushes) against
+// the plain parameter server on the same data and seed: the same held-out
+// quality, and the hot keys really went through the switch.
+void ExpectLibraMatchesPlain(const nlohmann::json& plain, const nlohmann::json& libra) {
+  ASSERT_FALSE(plain.is_discarded());
+  ASSERT_FALSE(libra.is_discarded());
+  EXPECT_EQ(libra["config"]["hot_path"], true);
+  ASSERT_TRUE(libra.contains("switch")) << libra.dump(2);
+  ASSERT_TRUE(libra["switch"].contains("io")) << libra["switch"].dump(2);
+  EXPECT_GT(libra["switch"]["io"]["datagrams_received"].get<uint64_t>(), 0u);
+  uint64_t switch_rounds = 0, hot_values = 0;
+  for (const auto& node : libra["nodes"]) {
+    EXPECT_EQ(node["hot_path"]["enabled"], true) << node.dump(2);
+    if (node["role"] == "server") switch_rounds += node["switch_rounds"].get<uint64_t>();
+    if (node["role"] == "worker") hot_values += node["hot_path"].value("hot_values_pushed", 0u);
+  }
+  EXPECT_GT(switch_rounds, 0u) << "no server got a push from the switch";
+  EXPECT_GT(hot_values, 0u);
+  const double loss = plain["final"]["test_log_loss"], auc = plain["final"]["test_auc"];
+  EXPECT_NEAR(libra["final"]["test_log_loss"].get<double>(), loss, 0.001 * loss);
+  EXPECT_NEAR(libra["final"]["test_auc"].get<double>(), auc, 0.001 * auc);
+}
+
+// The runtime reports the hot path on every node once it has it; a build
+// whose runtime still ignores the LIBRA_* variables cannot run these tests.
+bool HotPathRan(const nlohmann::json& report) {
+  return !report.is_discarded() && report.contains("nodes") &&
+         report["nodes"][0]["hot_path"].value("enabled", false);
+}
+
+TEST_F(TrainJobTest, LibraReachesThePlainModelQualityForLogisticRegression) {
+  const std::string flags =
+      "--model lr --optimizer adagrad --lr 0.1 --epochs 2 --workers 3 --servers 2 --batch 100";
+  const nlohmann::json libra = Train(flags + " --libra --sample 0.1", "lr-libra.json");
+  if (!HotPathRan(libra)) GTEST_SKIP() << "this build's runtime does not turn the hot path on";
+  ExpectLibraMatchesPlain(Train(flags, "lr-plain.json"), libra);
+}
+
+TEST_F(TrainJobTest, LibraReachesThePlainModelQualityForFactorizationMachines) {
+  const std::string flags =
+      "--model fm --embedding-dim 4 --optimizer ftrl --lr 0.05 --epochs 1 --workers 2 "
+      "--servers 1 --batch 200";
+  const nlohmann::json libra = Train(flags + " --libra --capacity 2000", "fm-libra.json");
+  if (!HotPathRan(libra)) GTEST_SKIP() << "this build's runtime does not turn the hot path on";
+  ExpectLibraMatchesPlain(Train(flags, "fm-plain.json"), libra);
+}
+
+TEST_F(TrainJobTest, LibraFlagsThatDoNotGoTogetherAreNamed) {
+  const CommandResult no_control = RunLibra("train --data " + data_ + " --switch 127.0.0.1:1");
+  EXPECT_NE(no_control.status, 0);
+  EXPECT_NE(no_control.output.find("--switch-control"), std::string::npos) << no_control.output;
+  const CommandResult both = RunLibra("train --data " + data_ +
+                                      " --libra --switch 127.0.0.1:1 --switch-control 1.2.3.4:5");
+  EXPECT_NE(both.status, 0);
+  EXPECT_NE(both.output.find("--libra"), std::string::npos) << both.output;
+  const std::string bad_hot_set = File("not-a-hot-set");
+  std::ofstream(bad_hot_set) << "hello\n";
+  const CommandResult bad = RunLibra("train --data " + data_ + " --libra --hot-set " + bad_hot_set);
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.output.find(bad_hot_set), std::string::npos) << bad.output;
+  EXPECT_EQ(bad.output.find("[switchd]"), std::string::npos) << "started a switch for nothing";
+}
+
+TEST(DemoTest, RunsBothWaysOnATinyDataSetAndWritesASaneReport) {
   testing::TempDir dir;
-  const CommandResult r =
-      RunLibra("demo --rows 3000 --epochs 1 --workers 2 --out " + dir.File("demo"));
+  const std::string flags =
+      "demo --rows 3000 --epochs 1 --workers 2 --batch 100 --capacity 500 --out " +
+      dir.File("demo");
+  const CommandResult r = RunLibra(flags);
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_NE(r.output.find("hot path not yet available: running the plain parameter server"),
-            std::string::npos)
-      << r.output;
+  EXPECT_NE(r.output.find("plain PS"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("[switchd]"), std::string::npos) << "no local switch: " << r.output;
   const nlohmann::json report = ReadJson(dir.File("demo/report.json"));
   ASSERT_FALSE(report.is_discarded()) << r.output;
-  EXPECT_EQ(report["data"]["rows"], 3000);
-  EXPECT_GT(report["throughput"]["samples_per_second"].get<double>(), 0.0);
-  const double loss = report["final"]["test_log_loss"];
-  EXPECT_GT(loss, 0.0);
-  EXPECT_LT(loss, 1.0);
-  EXPECT_GT(report["final"]["test_auc"].get<double>(), 0.5);
-  EXPECT_EQ(report["demo"]["hot_path"], false);
-  EXPECT_GT(report["nodes"][1]["bytes_received"].get<uint64_t>(), 0u);  // the server
+  EXPECT_TRUE(std::filesystem::exists(report["hot_set"]["file"].get<std::string>()));
+  EXPECT_GT(report["hot_set"]["hot_keys"].get<uint64_t>(), 0u);
+  EXPECT_LE(report["hot_set"]["hot_values"].get<uint64_t>(), 500u);
+  EXPECT_GT(report["hot_set"]["profile"]["coverage"]["optimal"].get<double>(), 0.0);
+  EXPECT_FALSE(report["hot_set"]["updates_by_rank"].empty());
+  for (const char* run : {"plain", "libra"}) {
+    const nlohmann::json& one = report["runs"][run];
+    EXPECT_EQ(one["data"]["rows"], 3000) << run;
+    EXPECT_GT(one["throughput"]["samples_per_second"].get<double>(), 0.0) << run;
+    const double loss = one["final"]["test_log_loss"];
+    EXPECT_GT(loss, 0.0) << run;
+    EXPECT_LT(loss, 1.0) << run;
+    EXPECT_GT(one["final"]["test_auc"].get<double>(), 0.5) << run;
+    EXPECT_FALSE(one["loss_curve"].empty()) << run;
+    EXPECT_GT(one["nodes"][1]["bytes_received"].get<uint64_t>(), 0u) << run;  // the server
+    EXPECT_EQ(one["nodes"][1]["bytes_received_by_round"].size(),
+              one["data"]["iterations_per_epoch"])
+        << run;
+  }
+  EXPECT_EQ(report["runs"]["libra"]["config"]["hot_path"], true);
+  if (report["comparison"].value("hot_path_on", false)) {
+    EXPECT_GT(report["comparison"]["switch_packets_in"].get<uint64_t>(), 0u);
+    EXPECT_LT(report["comparison"]["servers"][0]["ratio"].get<double>(), 1.0)
+        << "Libra did not take traffic off the server";
+  }
+  if (std::system("/usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1") == 0 ||
+      std::system("python3 -c 'import matplotlib' >/dev/null 2>&1") == 0) {
+    EXPECT_EQ(report["demo"]["figures"].size(), 3u) << r.output;
+  }
   // A second run reuses the data set.
-  const CommandResult again =
-      RunLibra("demo --rows 3000 --epochs 1 --workers 2 --out " + dir.File("demo"));
+  const CommandResult again = RunLibra(flags + " --libra off");
   EXPECT_EQ(again.status, 0) << again.output;
   EXPECT_NE(again.output.find("using the cached data set"), std::string::npos) << again.output;
+  EXPECT_EQ(again.output.find("[switchd]"), std::string::npos) << again.output;
 }
 
 }  // namespace

@@ -3,7 +3,9 @@
 // Run by a user, it starts a local job (scheduler, --servers servers,
 // --workers workers) whose nodes are this same binary with the same flags.
 // Given the DMLC_* variables (DMLC_ROLE set), it is one node of a job, local
-// or across machines. See docs/training.md.
+// or across machines; a node takes Libra's settings from the LIBRA_*
+// variables, which the local launcher sets from the Libra flags. See
+// docs/training.md.
 #include <unistd.h>
 
 #include <cstdio>
@@ -116,6 +118,23 @@ void AddTrainCommand(CLI::App& parent, Runner& run) {
   sub->add_option("--timeout", config->timeout_s,
                   "Stop a local job after this many seconds (0: never)")
       ->capture_default_str();
+  train::LibraOptions& libra = config->libra;
+  sub->add_flag("--libra", libra.local_switch,
+                "Aggregate hot keys in a libra switchd started on 127.0.0.1 for this job");
+  sub->add_option("--switch", libra.switch_address,
+                  "Use the switchd whose UDP data address is IP:PORT (with --switch-control)");
+  sub->add_option("--switch-control", libra.switch_control, "That switchd's control IP:PORT");
+  sub->add_option("--hot-set", libra.hot_set_path,
+                  "Hot-set file (libra profile --out); without it the hot set is sampled")
+      ->check(CLI::ExistingFile);
+  sub->add_option("--sample", libra.sample_fraction,
+                  "Share of each worker's pushes sampled before the hot path starts")
+      ->capture_default_str()
+      ->check(CLI::Range(1e-6, 1.0));
+  sub->add_option("--capacity", libra.capacity_cells,
+                  "Hot-set capacity in switch cells when sampling (0: the whole switch)")
+      ->capture_default_str();
+  sub->add_option("--job-token", libra.job_token, "The job's token on the switch");
   sub->add_flag(
       "--no-summary", [config](int64_t) { config->print_summary = false; },
       "Worker 0 prints no summary table (set for the nodes of a local job)");

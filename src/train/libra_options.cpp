@@ -1,0 +1,52 @@
+#include "train/libra_options.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "libra/hot_set.h"
+
+namespace libra::train {
+
+void LibraOptions::Validate() const {
+  if (local_switch && !switch_address.empty()) {
+    throw std::invalid_argument("--libra starts a local switch; it cannot go with --switch");
+  }
+  if (switch_address.empty() != switch_control.empty()) {
+    throw std::invalid_argument("--switch and --switch-control go together");
+  }
+  if (!enabled()) {
+    if (!hot_set_path.empty() || capacity_cells != 0 || !job_token.empty()) {
+      throw std::invalid_argument("--hot-set, --capacity and --job-token need --libra or --switch");
+    }
+    return;
+  }
+  if (!(sample_fraction > 0.0 && sample_fraction <= 1.0)) {
+    throw std::invalid_argument("--sample must be in (0, 1]");
+  }
+  // Read it here, so a bad file is named before any process starts.
+  if (!hot_set_path.empty()) hot::ReadHotSetFile(hot_set_path);
+}
+
+uint64_t SampleEpochs(double fraction, uint64_t pushes_per_worker) {
+  const double epochs = std::ceil(fraction * static_cast<double>(pushes_per_worker));
+  return epochs < 1.0 ? 1 : static_cast<uint64_t>(epochs);
+}
+
+std::map<std::string, std::string> LibraEnvironment(const LibraOptions& options,
+                                                    const std::string& data_address,
+                                                    const std::string& control_address,
+                                                    uint64_t pushes_per_worker) {
+  std::map<std::string, std::string> env{{"LIBRA_SWITCH", data_address},
+                                         {"LIBRA_SWITCH_CONTROL", control_address}};
+  if (!options.hot_set_path.empty()) {
+    env["LIBRA_HOT_SET"] = options.hot_set_path;
+  } else {
+    env["LIBRA_SAMPLE_EPOCHS"] =
+        std::to_string(SampleEpochs(options.sample_fraction, pushes_per_worker));
+    if (options.capacity_cells > 0) env["LIBRA_CAPACITY"] = std::to_string(options.capacity_cells);
+  }
+  if (!options.job_token.empty()) env["LIBRA_JOB_TOKEN"] = options.job_token;
+  return env;
+}
+
+}  // namespace libra::train

@@ -1,0 +1,42 @@
+// A `libra switchd` child process for a job on this machine (`libra train
+// --libra`, `libra demo`): started on loopback ports the kernel picks, which
+// it announces on its first output line; its further output is echoed with
+// the prefix "[switchd] ". Stopped (SIGTERM) when this object goes, and
+// also if this process dies first.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <thread>
+
+namespace libra::train {
+
+class LocalSwitchd {
+ public:
+  // `self` is the path of the `libra` binary. Throws std::runtime_error, with
+  // the switch's own output, if it does not come up within a few seconds.
+  explicit LocalSwitchd(const std::string& self);
+  ~LocalSwitchd();
+  LocalSwitchd(const LocalSwitchd&) = delete;
+  LocalSwitchd& operator=(const LocalSwitchd&) = delete;
+
+  // "127.0.0.1:port": UDP data (LIBRA_SWITCH) and control (LIBRA_SWITCH_CONTROL).
+  const std::string& data_address() const { return data_address_; }
+  const std::string& control_address() const { return control_address_; }
+
+  // Stops it; returns its exit status (0 for a clean stop).
+  int Stop();
+
+ private:
+  void Echo();
+
+  pid_t pid_ = -1;
+  int out_fd_ = -1;
+  std::string data_address_;
+  std::string control_address_;
+  std::thread echo_;
+  int status_ = 0;
+};
+
+}  // namespace libra::train

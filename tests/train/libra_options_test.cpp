@@ -1,0 +1,64 @@
+// The `libra train` Libra flags as the LIBRA_* environment of every node.
+#include "train/libra_options.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+namespace libra::train {
+namespace {
+
+TEST(LibraOptionsTest, SamplingCoversTheFractionOfPushesRoundedUp) {
+  EXPECT_EQ(SampleEpochs(0.05, 200), 10u);
+  EXPECT_EQ(SampleEpochs(0.05, 201), 11u);
+  EXPECT_EQ(SampleEpochs(0.001, 10), 1u) << "at least one sampled push";
+  EXPECT_EQ(SampleEpochs(1.0, 7), 7u);
+}
+
+TEST(LibraOptionsTest, TheEnvironmentNamesTheSwitchAndHowTheHotSetIsFound) {
+  LibraOptions sampled;
+  sampled.local_switch = true;
+  sampled.sample_fraction = 0.1;
+  sampled.capacity_cells = 5000;
+  sampled.job_token = "secret";
+  const auto env = LibraEnvironment(sampled, "127.0.0.1:5000", "127.0.0.1:5001", 95);
+  EXPECT_EQ(env.at("LIBRA_SWITCH"), "127.0.0.1:5000");
+  EXPECT_EQ(env.at("LIBRA_SWITCH_CONTROL"), "127.0.0.1:5001");
+  EXPECT_EQ(env.at("LIBRA_SAMPLE_EPOCHS"), "10");
+  EXPECT_EQ(env.at("LIBRA_CAPACITY"), "5000");
+  EXPECT_EQ(env.at("LIBRA_JOB_TOKEN"), "secret");
+  EXPECT_EQ(env.count("LIBRA_HOT_SET"), 0u);
+
+  LibraOptions from_file;
+  from_file.switch_address = "10.0.0.1:9000";
+  from_file.switch_control = "10.0.0.1:9001";
+  from_file.hot_set_path = "/data/hot.set";
+  const auto file_env = LibraEnvironment(from_file, "10.0.0.1:9000", "10.0.0.1:9001", 95);
+  EXPECT_EQ(file_env.at("LIBRA_HOT_SET"), "/data/hot.set");
+  EXPECT_EQ(file_env.count("LIBRA_SAMPLE_EPOCHS"), 0u);
+  EXPECT_EQ(file_env.count("LIBRA_JOB_TOKEN"), 0u) << "the runtime's default token";
+}
+
+TEST(LibraOptionsTest, ConflictingOrIncompleteFlagsAreRefused) {
+  LibraOptions off;
+  EXPECT_NO_THROW(off.Validate());
+  EXPECT_FALSE(off.enabled());
+  LibraOptions both;
+  both.local_switch = true;
+  both.switch_address = "127.0.0.1:1";
+  both.switch_control = "127.0.0.1:2";
+  EXPECT_THROW(both.Validate(), std::invalid_argument);
+  LibraOptions half;
+  half.switch_address = "127.0.0.1:1";
+  EXPECT_THROW(half.Validate(), std::invalid_argument);
+  LibraOptions hot_set_alone;
+  hot_set_alone.hot_set_path = "x";
+  EXPECT_THROW(hot_set_alone.Validate(), std::invalid_argument);
+  LibraOptions missing_file;
+  missing_file.local_switch = true;
+  missing_file.hot_set_path = "/nonexistent/hot.set";
+  EXPECT_ANY_THROW(missing_file.Validate());
+}
+
+}  // namespace
+}  // namespace libra::train
