@@ -115,13 +115,5 @@ TEST(HotPathController, ScaleLeavesHeadroomForEveryWorkersSum) {
   EXPECT_EQ(Controller::ChooseScaleBits(4, 0.0f), 16);  // nothing seen
 }
 
-TEST(HotPathController, LayoutFillsTheSwitchProfileButNoMore) {
-  const libra::hot::SwitchLayout small = Controller::SwitchLayoutFor(4, 1);
-  const libra::hot::SwitchLayout large = Controller::SwitchLayoutFor(64, 8);
-  EXPECT_EQ(small.num_arrays, 32u);
-  EXPECT_GT(small.cells_per_array, 1000u);
-  EXPECT_LE(large.cells_per_array, small.cells_per_array);  // bookkeeping takes room
-}
-
 }  // namespace
 }  // namespace ps::hotpath
