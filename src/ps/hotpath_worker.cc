@@ -200,7 +200,7 @@ class WorkerPathImpl final : public WorkerPath {
     std::vector<int> lens;
     const auto deadline = Clock::now() + kReplicaDeadline;
     while (sender_->Pull(std::span<const Key>(keys.data(), keys.size()), &vals, &lens,
-                         std::chrono::milliseconds(500)) != HotPathStatus::kOk) {
+                         std::chrono::milliseconds(100)) != HotPathStatus::kOk) {
       CHECK(Clock::now() < deadline)
           << "libra: the hot parameters did not reach the last pushed epoch within "
           << kReplicaDeadline.count() << " s (a server or the switch stopped)";
@@ -226,7 +226,7 @@ class WorkerPathImpl final : public WorkerPath {
   // has stayed more than one epoch behind the last push for kRepairAfter, it
   // asks the servers for everything they published.
   void WatchReplica() {
-    constexpr auto kRepairAfter = std::chrono::milliseconds(300);
+    constexpr auto kRepairAfter = std::chrono::milliseconds(100);
     std::optional<Clock::time_point> behind_since;
     std::unique_lock<std::mutex> lock(watch_mu_);
     while (

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "common/switchd_process.h"
 #include "temp_dir.h"
 
 namespace libra::train {
@@ -175,6 +176,28 @@ TEST_F(TrainJobTest, LibraReachesThePlainModelQualityForLogisticRegression) {
   const nlohmann::json libra = Train(flags + " --libra --sample 0.1", "lr-libra.json");
   ASSERT_TRUE(HotPathRan(libra)) << "the hot path did not run (see the scheduler's log)";
   ExpectLibraMatchesPlain(Train(flags, "lr-plain.json"), libra);
+}
+
+// Integer aggregation makes the result independent of loss: with 5% of
+// every packet through the switch dropped (DATA, ACK, FIN, READY, COLLECT,
+// RESULT, UPDATE, REPLICA), the trained model is bit for bit the lossless one.
+TEST_F(TrainJobTest, LibraUnderPacketLossTrainsTheBitIdenticalModel) {
+  const std::string flags =
+      "--model lr --optimizer adagrad --lr 0.1 --epochs 1 --workers 3 --servers 2 --batch 200 "
+      "--sample 0.1";
+  std::string fingerprints[2];
+  for (int lossy = 0; lossy < 2; ++lossy) {
+    libra::test_support::SwitchdProcess sw(
+        lossy ? std::vector<std::string>{"--drop-rate", "0.05", "--drop-seed", "3"}
+              : std::vector<std::string>{});
+    const nlohmann::json report =
+        Train(flags + " --switch " + sw.data.ToString() + " --switch-control " + sw.control,
+              lossy ? "loss.json" : "clean.json");
+    ASSERT_TRUE(HotPathRan(report));
+    fingerprints[lossy] = report.value("model_fingerprint", "");
+  }
+  EXPECT_FALSE(fingerprints[0].empty());
+  EXPECT_EQ(fingerprints[0], fingerprints[1]);
 }
 
 TEST_F(TrainJobTest, LibraReachesThePlainModelQualityForFactorizationMachines) {
