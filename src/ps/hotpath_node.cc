@@ -26,11 +26,36 @@ uint32_t NodeIpv4() {
   return 0x7f000001;
 }
 
+// The control plane's app. Its handles are in place before its customer
+// exists: a JOIN that arrived before Start (parked by the van) is delivered
+// the moment the customer is created, and must not meet a default handle.
+class ControlPlaneApp : public SimpleApp {
+ public:
+  ControlPlaneApp(int app_id, const Handle& on_request, const Handle& on_response) : SimpleApp() {
+    set_request_handle(on_request);
+    set_response_handle(on_response);
+    obj_ = new Customer(app_id, app_id, [this](const Message& m) { Process(m); });
+  }
+};
+
+// A malformed INSTALL (never sent by a controller of this build) leaves the
+// node on the plain parameter server rather than stopping it.
+Install DecodeInstallOrPlain(const std::string& body) {
+  std::optional<Install> install = DecodeInstall(body);
+  if (install) return *install;
+  LOG(ERROR) << "libra: malformed INSTALL from the controller; staying on the plain path";
+  Install plain;
+  plain.reason = "malformed INSTALL";
+  return plain;
+}
+
 }  // namespace
 
 HotPathNode* HotPathNode::Get() {
-  static HotPathNode node;
-  return &node;
+  // Never destroyed: a program that exits without ps::Finalize must not run
+  // the control plane's teardown after the Postoffice's.
+  static HotPathNode* node = new HotPathNode();
+  return node;
 }
 
 libra::UdpEndpoint HotPathNode::ReserveUdpEndpoint() {
@@ -55,43 +80,45 @@ libra::UdpEndpoint HotPathNode::ReserveUdpEndpoint() {
 void HotPathNode::Start() {
   if (!enabled()) return;
   Postoffice* po = Postoffice::Get();
-  app_ = std::make_unique<SimpleApp>(kAppId);
+  SimpleApp::Handle on_request;
+  SimpleApp::Handle on_response = [](const SimpleData&, SimpleApp*) {};
   if (po->is_scheduler()) {
     controller_ = std::make_unique<Controller>(Config(), po->num_workers(), po->num_servers());
-    app_->set_request_handle(
-        [this](const SimpleData& request, SimpleApp* app) { controller_->OnJoin(request, app); });
-    return;
+    on_request = [this](const SimpleData& request, SimpleApp* app) {
+      controller_->OnJoin(request, app);
+    };
+  } else {
+    on_request = [this](const SimpleData& request, SimpleApp* app) {
+      RepairHandler handler;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        handler = repair_handler_;
+      }
+      std::optional<Repair> repair = DecodeRepair(request.body);
+      if (request.head != kRepair || !repair || !handler) {
+        app->Response(request, Encode(Repair{}));
+        return;
+      }
+      handler(request, std::move(*repair));
+    };
+    on_response = [this, po](const SimpleData& response, SimpleApp*) {
+      if (response.head == kRepair) {
+        std::optional<Repair> answer = DecodeRepair(response.body);
+        std::lock_guard<std::mutex> lock(mu_);
+        if (answer) repair_answers_[response.timestamp].push_back(std::move(*answer));
+        return;
+      }
+      if (po->is_server()) {
+        HandleServerInstall(response.body);
+        return;
+      }
+      std::lock_guard<std::mutex> lock(mu_);
+      worker_install_ = DecodeInstallOrPlain(response.body);
+      cond_.notify_all();
+    };
   }
-  app_->set_request_handle([this](const SimpleData& request, SimpleApp* app) {
-    RepairHandler handler;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      handler = repair_handler_;
-    }
-    std::optional<Repair> repair = DecodeRepair(request.body);
-    if (request.head != kRepair || !repair || !handler) {
-      app->Response(request, Encode(Repair{}));
-      return;
-    }
-    handler(request, std::move(*repair));
-  });
-  app_->set_response_handle([this, po](const SimpleData& response, SimpleApp*) {
-    if (response.head == kRepair) {
-      std::optional<Repair> answer = DecodeRepair(response.body);
-      std::lock_guard<std::mutex> lock(mu_);
-      if (answer) repair_answers_[response.timestamp].push_back(std::move(*answer));
-      return;
-    }
-    if (po->is_server()) {
-      HandleServerInstall(response.body);
-      return;
-    }
-    std::optional<Install> install = DecodeInstall(response.body);
-    CHECK(install) << "libra: malformed INSTALL from the controller";
-    std::lock_guard<std::mutex> lock(mu_);
-    worker_install_ = std::move(*install);
-    cond_.notify_all();
-  });
+  app_ = std::make_unique<ControlPlaneApp>(kAppId, on_request, on_response);
+  if (po->is_scheduler()) return;
   if (po->is_server()) {
     JoinRequest join;
     join.role = JoinRequest::Role::kServer;
@@ -128,12 +155,10 @@ void HotPathNode::AnswerRepair(const SimpleData& request, const Repair& answer) 
 }
 
 void HotPathNode::HandleServerInstall(const std::string& body) {
-  std::optional<Install> install = DecodeInstall(body);
-  CHECK(install) << "libra: malformed INSTALL from the controller";
   std::function<void(const Install&, libra::UdpEndpoint)> callback;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    server_install_ = std::move(*install);
+    server_install_ = DecodeInstallOrPlain(body);
     callback = on_server_install_;
   }
   if (callback) callback(*server_install_, server_address_);

@@ -178,6 +178,15 @@ TEST_F(TrainJobTest, LibraReachesThePlainModelQualityForLogisticRegression) {
   ExpectLibraMatchesPlain(Train(flags, "lr-plain.json"), libra);
 }
 
+TEST_F(TrainJobTest, LibraReachesThePlainModelQualityForDeepFm) {
+  const std::string flags =
+      "--model deepfm --embedding-dim 4 --optimizer adagrad --lr 0.05 --epochs 1 --workers 2 "
+      "--servers 1 --batch 200";
+  const nlohmann::json libra = Train(flags + " --libra --sample 0.1", "dfm-libra.json");
+  ASSERT_TRUE(HotPathRan(libra)) << "the hot path did not run (see the scheduler's log)";
+  ExpectLibraMatchesPlain(Train(flags, "dfm-plain.json"), libra);
+}
+
 // Integer aggregation makes the result independent of loss: with 5% of
 // every packet through the switch dropped (DATA, ACK, FIN, READY, COLLECT,
 // RESULT, UPDATE, REPLICA), the trained model is bit for bit the lossless one.
