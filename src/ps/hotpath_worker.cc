@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <deque>
 #include <future>
 #include <mutex>
 #include <optional>
@@ -26,6 +27,12 @@ using Clock = std::chrono::steady_clock;
 // an error: far beyond a lost packet's cost (the engines retry within a
 // second), so only a dead switch or server gets here.
 constexpr std::chrono::seconds kReplicaDeadline{60};
+
+// An epoch whose REPLICAs have not begun to arrive this long after they were
+// due is repaired as a whole. Partial arrivals are repaired sooner, through
+// the sender's gap report. Not shorter: under load a late epoch is not a lost
+// one, and a repair moves the whole hot set over ZeroMQ.
+constexpr std::chrono::milliseconds kSilentReplicaTimeout{500};
 
 // Values per key of a push: lens, or an even share of vals.
 int LengthOf(const WorkerPath::Parts& parts, size_t i) {
@@ -151,6 +158,13 @@ class WorkerPathImpl final : public WorkerPath {
     options.switch_address = Config().switch_data;
     options.local = join.address;
     sender_ = std::make_unique<libra::hotpath::HotSender>(hot_set_, options);
+    sender_->OnReplicaGap([this](const libra::hotpath::ReplicaGap& gap) {
+      {
+        std::lock_guard<std::mutex> lock(watch_mu_);
+        gaps_.push_back(gap);
+      }
+      watch_cond_.notify_all();
+    });
     LOG(INFO) << "libra: worker " << join.rank << " on the hot path from epoch "
               << install.first_epoch << " (" << hot_set_->size() << " hot keys)";
   }
@@ -200,7 +214,7 @@ class WorkerPathImpl final : public WorkerPath {
     std::vector<int> lens;
     const auto deadline = Clock::now() + kReplicaDeadline;
     while (sender_->Pull(std::span<const Key>(keys.data(), keys.size()), &vals, &lens,
-                         std::chrono::milliseconds(100)) != HotPathStatus::kOk) {
+                         kSilentReplicaTimeout) != HotPathStatus::kOk) {
       CHECK(Clock::now() < deadline)
           << "libra: the hot parameters did not reach the last pushed epoch within "
           << kReplicaDeadline.count() << " s (a server or the switch stopped)";
@@ -226,11 +240,24 @@ class WorkerPathImpl final : public WorkerPath {
   // has stayed more than one epoch behind the last push for kRepairAfter, it
   // asks the servers for everything they published.
   void WatchReplica() {
-    constexpr auto kRepairAfter = std::chrono::milliseconds(100);
     std::optional<Clock::time_point> behind_since;
     std::unique_lock<std::mutex> lock(watch_mu_);
-    while (
-        !watch_cond_.wait_for(lock, std::chrono::milliseconds(50), [this] { return stopping_; })) {
+    while (true) {
+      watch_cond_.wait_for(lock, std::chrono::milliseconds(50),
+                           [this] { return stopping_ || !gaps_.empty(); });
+      if (stopping_) return;
+      // Some REPLICAs of an epoch came and others did not (the sender saw it
+      // after its gap timeout): a loss, repaired for just those keys.
+      while (!gaps_.empty() && !stopping_) {
+        libra::hotpath::ReplicaGap gap = std::move(gaps_.front());
+        gaps_.pop_front();
+        lock.unlock();
+        Repair request;
+        request.epoch = gap.epoch;
+        request.keys = std::move(gap.keys);
+        RepairKeys(request);
+        lock.lock();
+      }
       std::optional<uint32_t> wanted;
       {
         std::lock_guard<std::mutex> push_lock(push_mu_);
@@ -246,7 +273,7 @@ class WorkerPathImpl final : public WorkerPath {
         continue;
       }
       if (!behind_since) behind_since = Clock::now();
-      if (Clock::now() - *behind_since < kRepairAfter) continue;
+      if (Clock::now() - *behind_since < kSilentReplicaTimeout) continue;
       lock.unlock();
       RepairAll(*wanted);
       lock.lock();
@@ -260,6 +287,10 @@ class WorkerPathImpl final : public WorkerPath {
     Repair request;
     request.epoch = epoch;
     for (const libra::hot::HotKey& k : hot_set_->keys()) request.keys.push_back(k.key);
+    RepairKeys(request);
+  }
+
+  void RepairKeys(const Repair& request) {
     for (const Repair& answer : node_->RequestRepair(request)) {
       sender_->RepairReplica(answer.epoch, answer.keys, answer.vals);
       repaired_values_ += answer.vals.size();
@@ -277,7 +308,7 @@ class WorkerPathImpl final : public WorkerPath {
     std::lock_guard<std::mutex> lock(push_mu_);
     if (!sender_ || epochs_hot_ == 0) return;
     const auto start = Clock::now();
-    auto next_repair = start + std::chrono::milliseconds(500);
+    auto next_repair = start + kSilentReplicaTimeout;
     while (true) {
       const std::optional<uint32_t> reached = sender_->ReplicaEpoch();
       if (reached && *reached >= last_pushed_) return;
@@ -288,7 +319,7 @@ class WorkerPathImpl final : public WorkerPath {
       }
       if (Clock::now() > next_repair) {  // the last epoch's REPLICAs were lost
         RepairAll(last_pushed_);
-        next_repair = Clock::now() + std::chrono::milliseconds(500);
+        next_repair = Clock::now() + kSilentReplicaTimeout;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
@@ -347,6 +378,7 @@ class WorkerPathImpl final : public WorkerPath {
   std::mutex watch_mu_;
   std::condition_variable watch_cond_;
   bool stopping_ = false;
+  std::deque<libra::hotpath::ReplicaGap> gaps_;  // reported by the sender, to repair
   std::thread watchdog_;
 };
 
