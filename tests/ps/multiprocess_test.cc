@@ -15,34 +15,14 @@
 #include <string>
 #include <thread>
 
+#include "common/run_command.h"
 #include "launch/launcher.h"
 
 namespace {
 
-struct CommandResult {
-  int status;
-  std::string output;
-};
-
-CommandResult RunCommand(const std::string& command) {
-  CommandResult result{-1, ""};
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) return result;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) result.output.append(buf, n);
-  int status = pclose(pipe);
-  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return result;
-}
-
-int CountOccurrences(const std::string& text, const std::string& word) {
-  int count = 0;
-  for (size_t pos = text.find(word); pos != std::string::npos; pos = text.find(word, pos + 1)) {
-    ++count;
-  }
-  return count;
-}
+using libra::test_support::CommandResult;
+using libra::test_support::CountOccurrences;
+using libra::test_support::RunCommand;
 
 struct JobCase {
   std::string mode;

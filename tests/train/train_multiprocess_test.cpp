@@ -11,27 +11,17 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "common/run_command.h"
 #include "common/switchd_process.h"
 #include "temp_dir.h"
 
 namespace libra::train {
 namespace {
 
-struct CommandResult {
-  int status = -1;
-  std::string output;
-};
+using libra::test_support::CommandResult;
 
 CommandResult RunLibra(const std::string& args) {
-  CommandResult result;
-  FILE* pipe = popen((std::string(LIBRA_BIN) + " " + args + " 2>&1").c_str(), "r");
-  if (!pipe) return result;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) result.output.append(buf, n);
-  const int status = pclose(pipe);
-  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return result;
+  return libra::test_support::RunCommand(std::string(LIBRA_BIN) + " " + args);
 }
 
 nlohmann::json ReadJson(const std::string& path) {
