@@ -124,6 +124,12 @@ class HotSetFileError : public std::runtime_error {
 
 inline constexpr uint32_t kHotSetFileVersion = 1;
 
+// The largest layout (cells per bank) a hot-set file or an INSTALL message
+// may describe. HotSet keeps an 8-byte owner entry per cell of its layout, so
+// a corrupt header could otherwise demand up to 32 GiB; this is 40 times
+// what the Tofino-1 profile holds (SwitchLayoutFor).
+inline constexpr uint64_t kMaxReadLayoutCells = uint64_t{1} << 24;
+
 // Format: docs/hot-parameters.md. Throws HotSetFileError on I/O failure.
 void WriteHotSetFile(const HotSet& hot_set, const std::string& path);
 HotSet ReadHotSetFile(const std::string& path);

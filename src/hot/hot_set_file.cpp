@@ -145,6 +145,12 @@ HotSet ReadHotSetFile(const std::string& path) {
     Fail(path, "unknown placement kind " + std::to_string(placement));
   }
 
+  if (layout.capacity() > kMaxReadLayoutCells) {
+    Fail(path, "layout of " + std::to_string(layout.num_arrays) + " x " +
+                   std::to_string(layout.cells_per_array) + " cells is larger than any switch (" +
+                   std::to_string(kMaxReadLayoutCells) + " cells at most)");
+  }
+
   std::vector<HotKey> keys(num_keys);
   for (HotKey& key : keys) {
     key.key = in.U64();

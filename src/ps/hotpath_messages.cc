@@ -160,6 +160,8 @@ std::optional<Install> DecodeInstall(const std::string& body) {
     if (!r.Get(&owner)) return std::nullopt;
   }
   if (!r.done()) return std::nullopt;
+  // Checked before HotSet allocates a table over the whole layout.
+  if (layout.capacity() > libra::hot::kMaxReadLayoutCells) return std::nullopt;
   if (placement != static_cast<uint32_t>(libra::hot::PlacementKind::kHeat) &&
       placement != static_cast<uint32_t>(libra::hot::PlacementKind::kHash)) {
     return std::nullopt;

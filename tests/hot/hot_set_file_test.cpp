@@ -107,6 +107,25 @@ TEST_F(HotSetFileTest, RejectsAnotherVersionNamingIt) {
   EXPECT_THAT(ReadError(), HasSubstr("unsupported version 2"));
 }
 
+TEST_F(HotSetFileTest, RejectsALayoutNoSwitchHoldsBeforeAllocatingIt) {
+  // Found by fuzz_hot_set_file: a header claiming 57083 x 24640 cells (and
+  // no keys) made HotSet allocate an 11 GB owner table.
+  WriteHotSetFile(HotSet(SwitchLayout{8, 128, 2}, PlacementKind::kHeat, {}, {}), path_);
+  std::vector<char> bytes = Bytes();
+  const auto put32 = [&](size_t at, uint32_t v) {
+    for (int i = 0; i < 4; ++i) bytes[at + i] = static_cast<char>(v >> (8 * i));
+  };
+  put32(16, 4096);   // num_arrays
+  put32(20, 65535);  // cells_per_array: 2^28 cells, under HotSet's own 2^32 limit
+  uint64_t hash = 0xcbf29ce484222325ull;  // re-seal: FNV-1a of all but the checksum
+  for (size_t i = 0; i + 8 < bytes.size(); ++i) {
+    hash = (hash ^ static_cast<uint8_t>(bytes[i])) * 0x100000001b3ull;
+  }
+  for (int i = 0; i < 8; ++i) bytes[bytes.size() - 8 + i] = static_cast<char>(hash >> (8 * i));
+  Overwrite(bytes);
+  EXPECT_THAT(ReadError(), HasSubstr("larger than any switch"));
+}
+
 TEST_F(HotSetFileTest, RejectsOtherFilesAndMissingOnes) {
   Overwrite({'h', 'e', 'l', 'l', 'o', '\n'});
   EXPECT_THAT(ReadError(), HasSubstr("not a Libra hot-set file"));

@@ -103,6 +103,17 @@ TEST(HotPathMessages, AnInconsistentPlacementIsRejected) {
   EXPECT_FALSE(DecodeInstall(body));
 }
 
+TEST(HotPathMessages, ALayoutNoSwitchHoldsIsRejectedBeforeAllocatingIt) {
+  // Found by fuzz_hotpath_messages: cells_per_array 2^25 made HotSet
+  // allocate an owner table of gigabytes.
+  const Install install = SampleInstall();
+  std::string body = Encode(install);
+  const size_t cells_per_array = 1 + 4 + install.reason.size() + 4 * 4 + 4;
+  const uint32_t huge = 1u << 25;
+  body.replace(cells_per_array, 4, reinterpret_cast<const char*>(&huge), 4);
+  EXPECT_FALSE(DecodeInstall(body));
+}
+
 TEST(HotPathController, ScaleLeavesHeadroomForEveryWorkersSum) {
   for (uint32_t workers : {1u, 4u, 64u}) {
     for (float max_abs : {1e-3f, 0.5f, 7.0f, 3000.0f}) {
