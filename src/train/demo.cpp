@@ -14,6 +14,7 @@
 #include "libra/hot_profiler.h"
 #include "train/dataset.h"
 #include "train/job_plan.h"
+#include "train/plot_script.h"
 #include "train/synthetic_data.h"
 #include "train/train_job.h"
 #include "train/train_report.h"
@@ -283,35 +284,11 @@ void PrintTable(const json& report) {
 // Draws the figures with scripts/plot_demo.py, if python3 and matplotlib are
 // there. Returns the figures written.
 json DrawFigures(const std::string& report_path, const std::string& out_dir) {
-  const std::string script = LIBRA_PLOT_SCRIPT;
-  if (!fs::exists(script)) {
-    std::cout << "figures: " << script << " not found; skipped\n";
-    return json::array();
-  }
-  // Debian's python3 first: python3-matplotlib installs there, and a python3
-  // of a user's own (pyenv, venv) earlier in PATH may lack it.
-  std::string python;
-  for (const char* candidate : {"/usr/bin/python3", "python3"}) {
-    const std::string probe = std::string(candidate) + " -c 'import matplotlib' >/dev/null 2>&1";
-    if (std::system(probe.c_str()) == 0) {
-      python = candidate;
-      break;
-    }
-  }
-  if (python.empty()) {
-    std::cout << "figures: python3 with matplotlib is not installed (Debian: python3-matplotlib); "
-                 "skipped\n";
-    return json::array();
-  }
-  const std::string command = python + " '" + script + "' '" + report_path + "' '" + out_dir + "'";
-  if (std::system(command.c_str()) != 0) {
-    std::cout << "figures: " << script << " failed\n";
-    return json::array();
-  }
   json figures = json::array();
-  for (const char* name : {"log_loss.png", "server_bytes.png", "key_frequency.png"}) {
-    const fs::path figure = fs::path(out_dir) / name;
-    if (fs::exists(figure)) figures.push_back(figure.string());
+  for (const std::string& figure :
+       RunPlotScript(LIBRA_PLOT_SCRIPT, report_path, out_dir,
+                     {"log_loss.png", "server_bytes.png", "key_frequency.png"})) {
+    figures.push_back(figure);
   }
   return figures;
 }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
 #include "train/feature_hash.h"
 
@@ -53,6 +55,32 @@ uint64_t ParameterTable::Fingerprint() const {
     sum += entry;  // addition commutes: the order of the hash map does not matter
   }
   return sum;
+}
+
+void ParameterTable::Export(std::vector<ParameterKey>* keys, std::vector<float>* entries) const {
+  keys->clear();
+  keys->reserve(index_.size());
+  for (const auto& [key, offset] : index_) keys->push_back(key);
+  // Sorted, so a checkpoint's bytes do not depend on the hash map's order.
+  std::sort(keys->begin(), keys->end());
+  entries->resize(keys->size() * entry_length_);
+  for (size_t i = 0; i < keys->size(); ++i) {
+    std::copy_n(storage_.data() + index_.at((*keys)[i]), entry_length_,
+                entries->data() + i * entry_length_);
+  }
+}
+
+void ParameterTable::Import(const std::vector<ParameterKey>& keys,
+                            const std::vector<float>& entries) {
+  if (entries.size() != keys.size() * entry_length_) {
+    throw std::invalid_argument("parameter table: " + std::to_string(entries.size()) +
+                                " floats for " + std::to_string(keys.size()) + " entries of " +
+                                std::to_string(entry_length_));
+  }
+  index_.clear();
+  index_.reserve(keys.size());
+  storage_.assign(entries.begin(), entries.begin() + keys.size() * entry_length_);
+  for (size_t i = 0; i < keys.size(); ++i) index_.emplace(keys[i], i * entry_length_);
 }
 
 }  // namespace libra::train

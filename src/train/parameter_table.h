@@ -29,6 +29,13 @@ class ParameterTable {
   // keys were created in: two tables with the same model give the same number.
   uint64_t Fingerprint() const;
 
+  // Checkpoints: floats per key (values, then optimizer state).
+  uint32_t entry_length() const { return entry_length_; }
+  // Every key, ascending, with its entry (entry_length() floats per key).
+  void Export(std::vector<ParameterKey>* keys, std::vector<float>* entries) const;
+  // Replaces the whole table by `keys` and their entries (as Export gives them).
+  void Import(const std::vector<ParameterKey>& keys, const std::vector<float>& entries);
+
  private:
   float* Find(ParameterKey key);  // values, followed by the optimizer state
 

@@ -38,13 +38,13 @@ void PsWorkerTrainer::Push(const std::vector<ParameterKey>& keys,
 
 WorkerEpoch PsWorkerTrainer::RunEpoch(
     uint32_t epoch, const Dataset& train, uint64_t iterations, uint32_t batch,
-    const std::function<void(const WorkerProgress&)>& on_iteration) {
+    const std::function<void(const WorkerProgress&)>& on_iteration, uint64_t first_iteration) {
   WorkerEpoch result;
   result.epoch = epoch;
   const auto epoch_start = Clock::now();
   const std::vector<ParameterKey> no_keys;
   const std::vector<float> no_values;
-  for (uint64_t it = 0; it < iterations; ++it) {
+  for (uint64_t it = first_iteration; it < iterations; ++it) {
     IterationTiming timing;
     const size_t begin = std::min<size_t>(train.rows(), it * batch);
     const size_t end = std::min<size_t>(train.rows(), begin + batch);

@@ -45,10 +45,14 @@ class PsWorkerTrainer {
   // Installs EveryServerSlicer on `kv`, which must outlive the trainer.
   PsWorkerTrainer(const Model& model, ps::KVWorker<float>* kv);
 
-  // Runs `iterations` iterations over `train`, `batch` rows each (fewer, or
-  // none, once the rows run out). `on_iteration` sees each iteration's end.
+  // Runs iterations first_iteration .. iterations-1 over `train`, `batch`
+  // rows each (fewer, or none, once the rows run out): iteration `it` trains
+  // on rows it*batch onwards, so a resumed epoch (first_iteration > 0) sees
+  // exactly the rows an uninterrupted one would. `on_iteration` sees each
+  // iteration's end.
   WorkerEpoch RunEpoch(uint32_t epoch, const Dataset& train, uint64_t iterations, uint32_t batch,
-                       const std::function<void(const WorkerProgress&)>& on_iteration = {});
+                       const std::function<void(const WorkerProgress&)>& on_iteration = {},
+                       uint64_t first_iteration = 0);
 
   // Log loss and AUC on `test` with the servers' current parameters (pulls only).
   Evaluation Evaluate(const Dataset& test, uint32_t batch = 4096);

@@ -1,6 +1,7 @@
 #include "train/sync_optimizer_server.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -141,6 +142,44 @@ SyncServerStats SyncOptimizerServer::stats() const {
 uint64_t SyncOptimizerServer::Fingerprint() const {
   std::lock_guard<std::mutex> lock(mu_);
   return table_.Fingerprint();
+}
+
+uint64_t SyncOptimizerServer::iteration() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return restored_iteration_ + stats_.rounds;
+}
+
+ShardCheckpoint SyncOptimizerServer::Snapshot() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  ShardCheckpoint c;
+  c.value_length = model_->value_length();
+  c.state_per_value = optimizer_->state_per_value();
+  c.optimizer_kind = static_cast<uint32_t>(optimizer_->config().kind);
+  c.iteration = restored_iteration_ + stats_.rounds;
+  table_.Export(&c.keys, &c.entries);
+  return c;
+}
+
+void SyncOptimizerServer::Restore(const ShardCheckpoint& c) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (c.value_length != model_->value_length() ||
+      c.state_per_value != optimizer_->state_per_value() ||
+      c.optimizer_kind != static_cast<uint32_t>(optimizer_->config().kind)) {
+    throw std::invalid_argument("the checkpoint holds " + std::to_string(c.value_length) +
+                                " values and " + std::to_string(c.state_per_value) +
+                                " optimizer floats per value of optimizer " +
+                                OptimizerKindName(static_cast<OptimizerKind>(c.optimizer_kind)) +
+                                "; this job has " + std::to_string(model_->value_length()) +
+                                " and " + std::to_string(optimizer_->state_per_value()) + " (" +
+                                OptimizerKindName(optimizer_->config().kind) + ")");
+  }
+  // Pushes already applied or held would be lost or applied to the wrong state.
+  if (stats_.pushes > 0 || stats_.switch_rounds > 0 || !workers_.held.empty() ||
+      !workers_.next_round.empty() || !switch_.held.empty()) {
+    throw std::logic_error("a checkpoint can only be restored before the first push");
+  }
+  table_.Import(c.keys, c.entries);
+  restored_iteration_ = c.iteration;
 }
 
 }  // namespace libra::train

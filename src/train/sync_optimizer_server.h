@@ -34,6 +34,7 @@
 
 #include "ps/kv_app.h"
 #include "train/bsp_round.h"
+#include "train/checkpoint.h"
 #include "train/model.h"
 #include "train/optimizer.h"
 #include "train/parameter_table.h"
@@ -76,6 +77,18 @@ class SyncOptimizerServer {
 
   SyncServerStats stats() const;
   uint64_t Fingerprint() const;
+
+  // Checkpoints (see checkpoint.h). The BSP iteration the workers' path has
+  // reached: its rounds applied since this server started, plus the
+  // iteration of the checkpoint it was restored from.
+  uint64_t iteration() const;
+  // The shard as it is now: every key's values and optimizer state, and
+  // iteration(). The caller fills in server_rank and job_signature.
+  ShardCheckpoint Snapshot() const;
+  // Replaces the shard by `checkpoint`, whose layout (value length, optimizer
+  // kind and state) must be this server's; throws std::invalid_argument
+  // otherwise, and std::logic_error once a push has been taken.
+  void Restore(const ShardCheckpoint& checkpoint);
   uint32_t value_length() const { return model_->value_length(); }
 
  private:
@@ -108,6 +121,7 @@ class SyncOptimizerServer {
   Path switch_;
   std::function<void()> on_worker_round_;
   SyncServerStats stats_;
+  uint64_t restored_iteration_ = 0;
   std::vector<ps::Key> merged_keys_;
   std::vector<float> merged_sums_;
 };

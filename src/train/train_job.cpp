@@ -10,10 +10,13 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "launch/launcher.h"
 #include "libra/switch_control_client.h"
 #include "ps/ps.h"
+#include "train/checkpoint.h"
+#include "train/checkpoint_coordinator.h"
 #include "train/dataset.h"
 #include "train/job_plan.h"
 #include "train/local_switchd.h"
@@ -141,7 +144,9 @@ json BuildReport(const TrainJobConfig& config, const ModelConfig& model, const J
   report["final"] = {{"test_log_loss", last.value("test_log_loss", 0.0)},
                      {"test_auc", last.value("test_auc", 0.5)},
                      {"train_log_loss", last.value("train_log_loss", 0.0)}};
-  const double samples = static_cast<double>(plan.train_rows) * epochs.size();
+  // All training rows per epoch, except the part a resumed job skipped.
+  double samples = 0;
+  for (const json& epoch : epochs) samples += epoch.value("samples", 0.0);
   report["throughput"] = {
       {"samples", samples},
       {"train_seconds", train_seconds},
@@ -213,7 +218,7 @@ void PrintProgress(const WorkerProgress& p, uint32_t epochs, int workers) {
 }
 
 int RunWorker(const TrainJobConfig& config, const ModelConfig& model_config, NodeReporter* reporter,
-              Clock::time_point start) {
+              CheckpointCoordinator* checkpoints, Clock::time_point start) {
   const int rank = ps::MyRank();
   const int workers = ps::NumWorkers();
   const bool lead = rank == 0;  // worker 0 also evaluates and reports
@@ -238,6 +243,13 @@ int RunWorker(const TrainJobConfig& config, const ModelConfig& model_config, Nod
   auto model = CreateModel(model_config);
   ps::KVWorker<float> kv(0, 0);
   PsWorkerTrainer trainer(*model, &kv);
+  // Iterations already done by the job this one resumes (0 for a fresh job).
+  const uint64_t total_iterations = plan.iterations_per_epoch * config.epochs;
+  const uint64_t resumed = checkpoints->AgreeOnStart();
+  if (resumed >= total_iterations && resumed > 0) {
+    throw CheckpointError("the checkpoint is at iteration " + std::to_string(resumed) +
+                          ", but this job has only " + std::to_string(total_iterations));
+  }
   std::vector<WorkerEpoch> epochs;
   std::vector<json> epochs_seen;  // worker 0: timings and held-out metrics
   // Worker 0's training loss over time (for plots): the mean log loss of its
@@ -250,12 +262,25 @@ int RunWorker(const TrainJobConfig& config, const ModelConfig& model_config, Nod
   uint64_t window_rows = 0, epoch_rows = 0, iterations_done = 0;
   const auto train_start = Clock::now();
   auto last_line = Clock::now();
-  for (uint32_t e = 1; e <= config.epochs; ++e) {
+  const uint32_t first_epoch = static_cast<uint32_t>(resumed / plan.iterations_per_epoch) + 1;
+  for (uint32_t e = first_epoch; e <= config.epochs; ++e) {
     epoch_loss = 0;
     epoch_rows = 0;
+    const uint64_t epoch_base = (e - 1) * plan.iterations_per_epoch;
+    const uint64_t first_iteration = e == first_epoch ? resumed - epoch_base : 0;
     epochs.push_back(trainer.RunEpoch(
-        e, train, plan.iterations_per_epoch, config.batch, [&](const WorkerProgress& p) {
+        e, train, plan.iterations_per_epoch, config.batch,
+        [&](const WorkerProgress& p) {
           if (!lead) return;
+          // Between this push returning and the next one: see
+          // checkpoint_coordinator.h for why this is an iteration boundary.
+          const uint64_t done = epoch_base + p.iteration;
+          checkpoints->AfterIteration(done, total_iterations);
+          if (done == config.stop_after_iteration) {
+            std::cout << "worker 0: stopping abruptly after iteration " << done
+                      << " (--stop-after-iteration)" << std::endl;
+            std::_Exit(3);
+          }
           window_loss += p.loss_sum - epoch_loss;
           window_rows += p.rows - epoch_rows;
           epoch_loss = p.loss_sum;
@@ -271,16 +296,22 @@ int RunWorker(const TrainJobConfig& config, const ModelConfig& model_config, Nod
           if (SecondsSince(last_line) < config.progress_interval_s) return;
           last_line = Clock::now();
           PrintProgress(p, config.epochs, workers);
-        }));
+        },
+        first_iteration));
     if (!lead) continue;
     // Pulls see exactly the state after this epoch's last iteration: the
     // other workers' next pushes wait for ours.
     const auto eval_start = Clock::now();
     const Evaluation test_metrics = trainer.Evaluate(test);
     const WorkerEpoch& mine = epochs.back();
-    const double samples_per_second = static_cast<double>(plan.train_rows) / mine.seconds;
+    // A resumed epoch ran only its remaining iterations.
+    const double samples = static_cast<double>(plan.train_rows) *
+                           static_cast<double>(plan.iterations_per_epoch - first_iteration) /
+                           static_cast<double>(plan.iterations_per_epoch);
+    const double samples_per_second = samples / mine.seconds;
     epochs_seen.push_back({{"epoch", e},
                            {"seconds", mine.seconds},
+                           {"samples", samples},
                            {"samples_per_second", samples_per_second},
                            {"test_log_loss", test_metrics.log_loss},
                            {"test_auc", test_metrics.auc},
@@ -357,6 +388,33 @@ std::string Text(double value) {
   return buf;
 }
 
+// Checkpoints need the iteration order and parameter layout of the job that
+// wrote them: these settings fix both (the data file and --epochs may change).
+uint64_t JobSignature(const TrainJobConfig& c, const ModelConfig& model) {
+  const OptimizerConfig& o = c.optimizer;
+  return HashText(ModelKindName(model.kind) + " dim " + std::to_string(model.embedding_dim) +
+                  " fields " + std::to_string(model.num_fields) + " seed " +
+                  std::to_string(model.seed) + " " + OptimizerKindName(o.kind) + " lr " +
+                  Text(o.learning_rate) + " l1 " + Text(o.l1) + " l2 " + Text(o.l2) + " workers " +
+                  std::to_string(ps::NumWorkers()) + " servers " +
+                  std::to_string(ps::NumServers()) + " batch " + std::to_string(c.batch) +
+                  " test " + Text(c.test_fraction));
+}
+
+// Throws std::invalid_argument for checkpoint flags that do not go together.
+void CheckCheckpointOptions(const TrainJobConfig& c, bool hot_path) {
+  const bool wanted = c.checkpoint_every > 0 || c.resume;
+  if (wanted && c.checkpoint_dir.empty()) {
+    throw std::invalid_argument("--checkpoint-every and --resume need --checkpoint-dir");
+  }
+  if (!c.checkpoint_dir.empty() && hot_path) {
+    // The switch's push carries no iteration number, so a server cannot tell
+    // when the hot path has applied an iteration (checkpoint_coordinator.h).
+    throw std::invalid_argument(
+        "checkpoints (--checkpoint-dir) are not supported with Libra's hot path yet");
+  }
+}
+
 }  // namespace
 
 uint32_t NumFieldsOf(const std::string& path) {
@@ -398,6 +456,14 @@ std::vector<std::string> TrainNodeCommand(const std::string& self, const TrainJo
     args.push_back("--json");
     args.push_back(c.json_path);
   }
+  if (!c.checkpoint_dir.empty()) {
+    args.insert(args.end(), {"--checkpoint-dir", c.checkpoint_dir, "--checkpoint-every",
+                             std::to_string(c.checkpoint_every)});
+  }
+  if (c.resume) args.push_back("--resume");
+  if (c.stop_after_iteration > 0) {
+    args.insert(args.end(), {"--stop-after-iteration", std::to_string(c.stop_after_iteration)});
+  }
   return args;
 }
 
@@ -409,14 +475,19 @@ int RunTrainNode(const TrainJobConfig& config) {
     // Fail on a bad configuration before joining the job.
     CreateModel(model);
     CreateOptimizer(config.optimizer);
+    CheckCheckpointOptions(config, std::getenv("LIBRA_SWITCH") != nullptr);
   } catch (const std::exception& e) {
     std::cerr << "libra train: " << e.what() << "\n";
     return 1;
   }
+  CheckpointSettings checkpoint_settings{config.checkpoint_dir, config.checkpoint_every,
+                                         config.resume, 0};
   ps::Start(0);
+  checkpoint_settings.job_signature = JobSignature(config, model);
   int status = 0;
   {
     NodeReporter reporter;
+    std::unique_ptr<CheckpointCoordinator> checkpoints;
     RoundTraffic traffic;
     std::unique_ptr<SyncOptimizerServer> store;
     std::unique_ptr<ps::KVServer<float>> server;
@@ -426,6 +497,7 @@ int RunTrainNode(const TrainJobConfig& config) {
       store->set_on_worker_round([&traffic] { traffic.RoundDone(); });
       server = std::make_unique<ps::KVServer<float>>(0);
       store->Serve(server.get());
+      checkpoints = std::make_unique<CheckpointCoordinator>(checkpoint_settings, store.get());
       reporter.SetDetails([&store, &traffic] {
         const SyncServerStats s = store->stats();
         return json{{"rounds", s.rounds},
@@ -445,7 +517,8 @@ int RunTrainNode(const TrainJobConfig& config) {
       reporter.SetDetails([] { return json::object(); });
     } else {
       try {
-        status = RunWorker(config, model, &reporter, start);
+        checkpoints = std::make_unique<CheckpointCoordinator>(checkpoint_settings, nullptr);
+        status = RunWorker(config, model, &reporter, checkpoints.get(), start);
       } catch (const std::exception& e) {
         std::cerr << "libra train: worker " << ps::MyRank() << ": " << e.what() << "\n";
         return 1;  // without Finalize: the others learn of it and stop
@@ -464,6 +537,11 @@ int LaunchLocalTraining(TrainJobConfig config, const std::string& self) {
   JobPlan plan;
   try {
     config.libra.Validate();
+    CheckCheckpointOptions(config, config.libra.enabled());
+    // The nodes run in this directory too, but say exactly which one.
+    if (!config.checkpoint_dir.empty()) {
+      config.checkpoint_dir = std::filesystem::absolute(config.checkpoint_dir).string();
+    }
     ReadOptions read;
     read.skip_bad_lines = config.skip_bad_lines;
     ReadStats stats;

@@ -30,6 +30,15 @@ struct TrainJobConfig {
   int servers = 1;
   double timeout_s = 0;  // 0: no limit
   LibraOptions libra;
+  // Checkpoints (checkpoint_coordinator.h): every server writes its shard to
+  // checkpoint_dir after every checkpoint_every iterations; with resume the
+  // job starts after the newest checkpoint every server has.
+  std::string checkpoint_dir;
+  uint64_t checkpoint_every = 0;
+  bool resume = false;
+  // Tests only: worker 0 exits abruptly (status 3) after this many
+  // iterations since the job's start, as if the job crashed (0: never).
+  uint64_t stop_after_iteration = 0;
 };
 
 // The argument list that runs one node of `config`'s job: `self train ...`,

@@ -24,12 +24,6 @@
 namespace libra::tool {
 namespace {
 
-std::string SelfPath() {
-  char self[4096];
-  const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-  return n > 0 ? std::string(self, n) : "libra";
-}
-
 int RunTrain(train::TrainJobConfig config) {
   if (std::getenv("DMLC_ROLE") != nullptr) return train::RunTrainNode(config);
   const bool temporary_report = config.json_path.empty();
@@ -135,6 +129,16 @@ void AddTrainCommand(CLI::App& parent, Runner& run) {
                   "Hot-set capacity in switch cells when sampling (0: the whole switch)")
       ->capture_default_str();
   sub->add_option("--job-token", libra.job_token, "The job's token on the switch");
+  sub->add_option("--checkpoint-dir", config->checkpoint_dir,
+                  "Servers write checkpoints of their shards here (one file per server)");
+  sub->add_option("--checkpoint-every", config->checkpoint_every,
+                  "Write a checkpoint after every K iterations (with --checkpoint-dir)")
+      ->capture_default_str();
+  sub->add_flag("--resume", config->resume,
+                "Continue after the newest checkpoint in --checkpoint-dir that every server has");
+  sub->add_option("--stop-after-iteration", config->stop_after_iteration,
+                  "Tests: worker 0 exits abruptly after this iteration")
+      ->group("");
   sub->add_flag(
       "--no-summary", [config](int64_t) { config->print_summary = false; },
       "Worker 0 prints no summary table (set for the nodes of a local job)");
