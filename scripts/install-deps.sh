@@ -11,7 +11,7 @@ PACKAGES=(
   libeigen3-dev                     # small dense MLP of DeepFM
   clang clang-format libclang-rt-14-dev   # libFuzzer targets, style
   python3 python3-matplotlib        # figures
-  iproute2                          # network namespaces for the cluster bench
+  iproute2 nftables                 # network namespaces, shaped links, injected loss
   liblinear-tools                   # reference solver for the LR quality check
   procps psmisc
 )

@@ -10,13 +10,15 @@ namespace libra::hotpath {
 
 // Retransmission on timeout with exponential backoff. The timeout starts at
 // `initial_timeout`, doubles after every timeout up to `max_timeout`, and
-// returns to `initial_timeout` whenever the switch answers. After
+// returns to a base whenever the switch answers: `initial_timeout`, or more
+// once round trips are measured (smoothed RTT + 4 x its variation, at most
+// `max_timeout`; src/hotpath/retry_clock.h). After
 // `max_retries` timeouts in a row without any answer the switch is reported
 // unresponsive; the worst case before that report is bounded by
 // ~ initial * 2^k + (max_retries - k) * max_timeout.
 struct RetryPolicy {
   std::chrono::microseconds initial_timeout{std::chrono::milliseconds(5)};
-  std::chrono::microseconds max_timeout{std::chrono::milliseconds(100)};
+  std::chrono::microseconds max_timeout{std::chrono::milliseconds(400)};
   int max_retries = 12;
 
   // Throws std::invalid_argument naming the bad field.

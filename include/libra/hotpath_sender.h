@@ -44,7 +44,8 @@ struct HotSenderOptions {
   std::uint32_t max_epochs_in_flight = 2;
   RetryPolicy retry;
   // A replica epoch that has begun to arrive (some cell reached it) but is
-  // still missing cells this long after is reported as a gap.
+  // still missing cells this long after its latest REPLICA is reported as a
+  // gap.
   std::chrono::milliseconds replica_gap_timeout{100};
 };
 

@@ -119,6 +119,7 @@ struct HotCollector::Impl {
   bool collecting = false;
   std::vector<bool> answered;
   std::vector<Clock::time_point> sent_at;
+  std::vector<bool> resent;  // an answer to a resent request is no RTT sample
   std::uint32_t next_to_send = 0;
   std::uint32_t answered_count = 0;
   std::vector<float> vals;
@@ -237,6 +238,10 @@ void HotCollector::Impl::HandleResult(const wire::Message& result) {
     return;
   }
   answered[k] = true;
+  if (k < next_to_send && !resent[k]) {
+    retry.OnRttSample(
+        std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - sent_at[k]));
+  }
   ++answered_count;
   ++counters.results;
   for (std::uint32_t j = 0; j < header.slot_count; ++j) {
@@ -261,6 +266,7 @@ void HotCollector::Impl::Start() {
   collecting = true;
   answered.assign(plan_packets(), false);
   sent_at.assign(plan_packets(), Clock::time_point{});
+  resent.assign(plan_packets(), false);
   next_to_send = 0;
   answered_count = 0;
   vals.assign(num_values, 0.0f);
@@ -325,6 +331,7 @@ void HotCollector::Impl::Progress(Clock::time_point now) {
     plan.packets[k].SetFlags(wire::kFlagRetransmission);
     out.Add(plan.packets[k].view());
     sent_at[k] = now;
+    resent[k] = true;
     ++counters.retransmissions;
   }
   // New requests, at most `window` outstanding; a packet answered by a poll

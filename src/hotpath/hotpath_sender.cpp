@@ -35,6 +35,7 @@ struct PushEpoch {
   std::vector<EncodedPacket> packets;
   std::vector<bool> acked;
   std::vector<Clock::time_point> sent_at;
+  std::vector<bool> resent;  // an ACK of a resent packet is no RTT sample
   std::uint32_t base = 0;  // lowest seq not ACKed
   std::uint32_t next = 0;  // next seq to send for the first time
   EncodedPacket fin;
@@ -211,6 +212,7 @@ void HotSender::Impl::HandleAck(const wire::Header& ack) {
       epoch.packets = {};
       epoch.acked = {};
       epoch.sent_at = {};
+      epoch.resent = {};
       epoch.done->set_value(HotPathStatus::kOk);
       ++counters.epochs_acked;
       retry.OnProgress();
@@ -220,6 +222,10 @@ void HotSender::Impl::HandleAck(const wire::Header& ack) {
       return;
     }
     epoch.acked[ack.seq] = true;
+    if (!epoch.resent[ack.seq]) {
+      retry.OnRttSample(std::chrono::duration_cast<std::chrono::microseconds>(
+          Clock::now() - epoch.sent_at[ack.seq]));
+    }
     while (epoch.base < epoch.next && epoch.acked[epoch.base]) ++epoch.base;
     retry.OnProgress();
     return;
@@ -233,6 +239,14 @@ void HotSender::Impl::HandleReplica(const wire::Message& message) {
   counters.replica_values += result.advanced;
   counters.stale_replica_values += result.stale;
   if (result.unknown != 0) ++counters.ignored_packets;
+  // The epoch is still arriving: on a slow link its REPLICAs take longer
+  // than the gap timeout, so the timeout counts from the latest one.
+  if (result.advanced != 0) {
+    const Clock::time_point later = Clock::now() + options.replica_gap_timeout;
+    for (auto& [epoch, deadline] : gap_deadlines) {
+      if (epoch <= message.header.epoch) deadline = std::max(deadline, later);
+    }
+  }
 }
 
 bool HotSender::Impl::CanStart(const PushEpoch& epoch) const {
@@ -268,6 +282,7 @@ void HotSender::Impl::SendData(PushEpoch& epoch, Clock::time_point now, SendBatc
     }
     Resend(epoch.packets[seq], out);
     epoch.sent_at[seq] = now;
+    epoch.resent[seq] = true;
   }
   // New packets, never beyond the switch's dedup window.
   const std::uint64_t limit = std::min<std::uint64_t>(
@@ -452,6 +467,7 @@ std::shared_future<HotPathStatus> HotSender::Push(std::uint32_t epoch,
   push.packets = PackHotValues(hot_set, impl.packer, header, keys, first_value, vals).packets;
   push.acked.assign(push.packets.size(), false);
   push.sent_at.assign(push.packets.size(), Clock::time_point{});
+  push.resent.assign(push.packets.size(), false);
   std::shared_future<HotPathStatus> future = push.done->get_future().share();
 
   {

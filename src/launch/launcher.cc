@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,7 +25,10 @@ void OnInterrupt(int signal) { g_interrupted = signal; }
 
 struct Child {
   const ProcessSpec* spec;
+  std::ostream* output = nullptr;
   pid_t pid = -1;
+  std::chrono::steady_clock::time_point started;
+  ProcessUsage usage;
   int out_fd = -1;      // the child's stdout and stderr
   std::string partial;  // output not yet ended by a newline
   bool running = true;
@@ -74,26 +78,37 @@ void Drain(Child& child, bool flush_partial) {
   }
   size_t start = 0, end;
   while ((end = child.partial.find('\n', start)) != std::string::npos) {
-    std::cout << "[" << child.spec->name << "] " << child.partial.substr(start, end - start)
-              << "\n";
+    *child.output << "[" << child.spec->name << "] " << child.partial.substr(start, end - start)
+                  << "\n";
     start = end + 1;
   }
   child.partial.erase(0, start);
   if ((flush_partial || child.out_fd < 0) && !child.partial.empty()) {
-    std::cout << "[" << child.spec->name << "] " << child.partial << "\n";
+    *child.output << "[" << child.spec->name << "] " << child.partial << "\n";
     child.partial.clear();
   }
-  std::cout.flush();
+  child.output->flush();
+}
+
+double Seconds(const timeval& t) { return t.tv_sec + t.tv_usec * 1e-6; }
+
+// Records a finished child's exit status and resource use.
+void Finished(Child& c, int status, const rusage& used) {
+  c.running = false;
+  c.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  c.usage.status = c.status;
+  c.usage.user_seconds = Seconds(used.ru_utime);
+  c.usage.system_seconds = Seconds(used.ru_stime);
+  c.usage.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - c.started).count();
 }
 
 void Reap(std::vector<Child>& children) {
   for (Child& c : children) {
     if (!c.running) continue;
     int status;
-    if (waitpid(c.pid, &status, WNOHANG) == c.pid) {
-      c.running = false;
-      c.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    }
+    rusage used{};
+    if (wait4(c.pid, &status, WNOHANG, &used) == c.pid) Finished(c, status, used);
   }
 }
 
@@ -113,7 +128,9 @@ void StopAll(std::vector<Child>& children) {
     if (c.running) kill(-c.pid, SIGKILL);
   }
   for (Child& c : children) {
-    if (c.running) waitpid(c.pid, &c.status, 0);
+    int status = 0;
+    rusage used{};
+    if (c.running && wait4(c.pid, &status, 0, &used) == c.pid) Finished(c, status, used);
     c.running = false;
   }
 }
@@ -160,6 +177,15 @@ std::vector<ProcessSpec> LocalJobProcesses(const LocalJob& job) {
 }
 
 int RunProcesses(const std::vector<ProcessSpec>& processes, double timeout_s) {
+  RunOptions options;
+  options.timeout_s = timeout_s;
+  return RunProcesses(processes, options, nullptr);
+}
+
+int RunProcesses(const std::vector<ProcessSpec>& processes, const RunOptions& options,
+                 std::vector<ProcessUsage>* usage) {
+  const double timeout_s = options.timeout_s;
+  std::ostream& output = options.output ? *options.output : std::cout;
   g_interrupted = 0;
   struct sigaction action {};
   action.sa_handler = OnInterrupt;
@@ -171,6 +197,9 @@ int RunProcesses(const std::vector<ProcessSpec>& processes, double timeout_s) {
   for (const ProcessSpec& spec : processes) {
     Child c;
     c.spec = &spec;
+    c.output = &output;
+    c.usage.name = spec.name;
+    c.started = std::chrono::steady_clock::now();
     c.pid = Spawn(spec, &c.out_fd);
     children.push_back(std::move(c));
   }
@@ -227,6 +256,10 @@ int RunProcesses(const std::vector<ProcessSpec>& processes, double timeout_s) {
   }
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
+  if (usage) {
+    usage->clear();
+    for (const Child& c : children) usage->push_back(c.usage);
+  }
   return result;
 }
 

@@ -5,6 +5,7 @@
 // others are stopped (SIGTERM, then SIGKILL).
 #pragma once
 
+#include <iosfwd>
 #include <map>
 #include <string>
 #include <vector>
@@ -32,6 +33,25 @@ std::vector<ProcessSpec> LocalJobProcesses(const LocalJob& job);
 // otherwise the first failure's status (124 on timeout, 130 if interrupted).
 // timeout_s <= 0 means no limit.
 int RunProcesses(const std::vector<ProcessSpec>& processes, double timeout_s);
+
+// What one process of RunProcesses used, from wait4(): its CPU time includes
+// that of its own waited-for children.
+struct ProcessUsage {
+  std::string name;
+  int status = 0;
+  double user_seconds = 0;
+  double system_seconds = 0;
+  double wall_seconds = 0;  // from start until it was reaped
+};
+
+struct RunOptions {
+  double timeout_s = 0;            // <= 0: no limit
+  std::ostream* output = nullptr;  // the prefixed output lines; nullptr: std::cout
+};
+
+// As above; also fills `usage` (one entry per process, in order) if given.
+int RunProcesses(const std::vector<ProcessSpec>& processes, const RunOptions& options,
+                 std::vector<ProcessUsage>* usage);
 
 // A TCP port on 127.0.0.1 that is free right now.
 int FindFreePort();

@@ -32,7 +32,7 @@ constexpr std::chrono::seconds kReplicaDeadline{60};
 // due is repaired as a whole. Partial arrivals are repaired sooner, through
 // the sender's gap report. Not shorter: under load a late epoch is not a lost
 // one, and a repair moves the whole hot set over ZeroMQ.
-constexpr std::chrono::milliseconds kSilentReplicaTimeout{500};
+constexpr std::chrono::milliseconds kSilentReplicaTimeout{2000};
 
 // Values per key of a push: lens, or an even share of vals.
 int LengthOf(const WorkerPath::Parts& parts, size_t i) {

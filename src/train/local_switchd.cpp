@@ -37,9 +37,14 @@ void WritePrefixed(const std::string& line) {
 
 }  // namespace
 
-LocalSwitchd::LocalSwitchd(const std::string& self) {
-  std::vector<std::string> args{self,          "switchd",   "--listen",
-                                "127.0.0.1:0", "--control", "127.0.0.1:0"};
+LocalSwitchd::LocalSwitchd(const std::string& self, const LocalSwitchdOptions& options)
+    : echo_output_(options.echo) {
+  std::vector<std::string> args = options.command_prefix;
+  for (const std::string& a :
+       {self, std::string("switchd"), std::string("--listen"), options.host + ":0",
+        std::string("--control"), options.host + ":0"}) {
+    args.push_back(a);
+  }
   int fds[2];
   if (pipe(fds) != 0) throw std::runtime_error(std::string("switchd: pipe: ") + strerror(errno));
   const pid_t parent = getpid();
@@ -56,7 +61,7 @@ LocalSwitchd::LocalSwitchd(const std::string& self) {
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
-    execv(argv[0], argv.data());
+    execvp(argv[0], argv.data());
     std::fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
     _exit(127);
   }
@@ -93,12 +98,14 @@ LocalSwitchd::LocalSwitchd(const std::string& self) {
   control_address_ = first["control"].get<std::string>();
   if (control_address_.starts_with("tcp://")) control_address_.erase(0, 6);
   // The announcement shows where the job's switch is; then whatever followed.
-  WritePrefixed(output.substr(0, newline));
-  std::string rest = output.substr(newline + 1);
-  for (size_t end; (end = rest.find('\n')) != std::string::npos; rest.erase(0, end + 1)) {
-    WritePrefixed(rest.substr(0, end));
+  if (echo_output_) {
+    WritePrefixed(output.substr(0, newline));
+    std::string rest = output.substr(newline + 1);
+    for (size_t end; (end = rest.find('\n')) != std::string::npos; rest.erase(0, end + 1)) {
+      WritePrefixed(rest.substr(0, end));
+    }
+    if (!rest.empty()) WritePrefixed(rest);
   }
-  if (!rest.empty()) WritePrefixed(rest);
   echo_ = std::thread([this] { Echo(); });
 }
 
@@ -114,11 +121,11 @@ void LocalSwitchd::Echo() {
     partial.append(buf, static_cast<size_t>(n));
     size_t start = 0;
     for (size_t end; (end = partial.find('\n', start)) != std::string::npos; start = end + 1) {
-      WritePrefixed(partial.substr(start, end - start));
+      if (echo_output_) WritePrefixed(partial.substr(start, end - start));
     }
     partial.erase(0, start);
   }
-  if (!partial.empty()) WritePrefixed(partial);
+  if (!partial.empty() && echo_output_) WritePrefixed(partial);
 }
 
 int LocalSwitchd::Stop() {

@@ -9,28 +9,43 @@
 
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace libra::train {
+
+// Where and how the child runs; the defaults are a switch on loopback whose
+// output is echoed to stdout.
+struct LocalSwitchdOptions {
+  // Put before the command, e.g. {"ip", "netns", "exec", "NS"} to run it in a
+  // network namespace.
+  std::vector<std::string> command_prefix;
+  std::string host = "127.0.0.1";  // the address it listens on
+  bool echo = true;                // false: its further output is dropped
+};
 
 class LocalSwitchd {
  public:
   // `self` is the path of the `libra` binary. Throws std::runtime_error, with
   // the switch's own output, if it does not come up within a few seconds.
-  explicit LocalSwitchd(const std::string& self);
+  explicit LocalSwitchd(const std::string& self, const LocalSwitchdOptions& options = {});
   ~LocalSwitchd();
   LocalSwitchd(const LocalSwitchd&) = delete;
   LocalSwitchd& operator=(const LocalSwitchd&) = delete;
 
-  // "127.0.0.1:port": UDP data (LIBRA_SWITCH) and control (LIBRA_SWITCH_CONTROL).
+  // "HOST:port": UDP data (LIBRA_SWITCH) and control (LIBRA_SWITCH_CONTROL).
   const std::string& data_address() const { return data_address_; }
   const std::string& control_address() const { return control_address_; }
 
   // Stops it; returns its exit status (0 for a clean stop).
   int Stop();
 
+  // Its process id while it runs (-1 after Stop).
+  pid_t pid() const { return pid_; }
+
  private:
   void Echo();
 
+  bool echo_output_ = true;
   pid_t pid_ = -1;
   int out_fd_ = -1;
   std::string data_address_;

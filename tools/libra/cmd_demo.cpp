@@ -43,13 +43,8 @@ void AddDemoCommand(CLI::App& parent, Runner& run) {
                   "Runs: the plain PS (off), Libra (on) or both side by side")
       ->capture_default_str()
       ->check(CLI::IsMember({"on", "off", "both"}));
-  sub->callback([&run, options] {
-    run = [options] {
-      char self[4096];
-      const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-      return train::RunDemo(*options, n > 0 ? std::string(self, n) : "libra");
-    };
-  });
+  sub->callback(
+      [&run, options] { run = [options] { return train::RunDemo(*options, SelfPath()); }; });
 }
 
 }  // namespace libra::tool

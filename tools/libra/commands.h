@@ -5,10 +5,14 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <string>
 
 namespace libra::tool {
 
 using Runner = std::function<int()>;
+
+// The path of this `libra` binary (nodes of a local job run it again).
+std::string SelfPath();
 
 // Local cluster and the main job.
 void AddLaunchCommand(CLI::App& parent, Runner& run);
@@ -30,5 +34,6 @@ void AddSwitchdStatsCommand(CLI::App& parent, Runner& run);
 void AddBenchKvCommand(CLI::App& bench, Runner& run);
 void AddBenchDataplaneCommand(CLI::App& bench, Runner& run);
 void AddBenchSwitchdCommand(CLI::App& bench, Runner& run);
+void AddBenchClusterCommand(CLI::App& bench, Runner& run);
 
 }  // namespace libra::tool

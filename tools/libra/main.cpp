@@ -1,7 +1,15 @@
 // `libra`: one command for everything a user runs. See README.md.
+#include <unistd.h>
+
 #include <iostream>
 
 #include "commands.h"
+
+std::string libra::tool::SelfPath() {
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  return n > 0 ? std::string(self, static_cast<size_t>(n)) : "libra";
+}
 
 int main(int argc, char** argv) {
   using namespace libra::tool;
@@ -25,6 +33,7 @@ int main(int argc, char** argv) {
   AddBenchKvCommand(*bench, run);
   AddBenchDataplaneCommand(*bench, run);
   AddBenchSwitchdCommand(*bench, run);
+  AddBenchClusterCommand(*bench, run);
 
   CLI11_PARSE(app, argc, argv);
   if (!run) {

@@ -1,0 +1,49 @@
+// `libra bench cluster`: the same training with the plain parameter server
+// and with Libra on an emulated cluster (NetnsCluster: one namespace per
+// node, shaped links, switchd in the switch's namespace), over a matrix of
+// workloads, models, worker and server counts. For each configuration it
+// measures throughput, time to a target held-out loss, bytes on every
+// server link and CPU time of every process, and sets the measured speedup
+// beside the bound the hot-set coverage predicts (speedup_bound.h). Writes
+// a JSON report (and figures, through scripts/plot_cluster.py) to out_dir.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace libra::cluster {
+
+// A data set and its hot-set size.
+struct Workload {
+  std::string name;
+  double skew = 0.85;         // gen-data --skew
+  uint64_t hot_keys = 30000;  // hot-set capacity in keys; 0: the whole switch
+};
+
+// The workloads of the issue: the paper's calibration with 30,000 hot keys
+// and with the whole switch, and a highly skewed set with the whole switch.
+std::vector<Workload> DefaultWorkloads();
+
+struct ClusterBenchOptions {
+  std::string out_dir = "libra-cluster-bench";
+  std::vector<std::string> workloads{"paper-30k", "paper-full", "skewed-full"};
+  std::vector<std::string> models{"lr", "deepfm"};
+  std::vector<int> workers{2, 4, 8};
+  std::vector<int> servers{1, 2};
+  uint64_t rows = 200'000;  // per data set (10% held out)
+  uint32_t batch = 500;     // rows per worker per iteration
+  uint32_t epochs = 2;
+  double rate_mbit = 40;    // each direction of every host link
+  double loss_percent = 0;  // on every host's outgoing packets
+  double target_loss = 0;   // held-out log loss to reach; 0: the plain run's final loss + 1e-4
+  double run_timeout_s = 600;
+  uint64_t seed = 1;
+  bool verbose = false;  // echo the nodes' output
+};
+
+// `self` is the path of the `libra` binary. Returns an exit code (non-zero
+// without root, with the reason printed).
+int RunClusterBench(const ClusterBenchOptions& options, const std::string& self);
+
+}  // namespace libra::cluster

@@ -1,0 +1,87 @@
+// A small emulated cluster on this machine: one network namespace per host
+// and one for the switch, each host joined to a Linux bridge in the switch
+// namespace by a veth pair whose two ends are rate-limited with `tc tbf`
+// (the host's upload on its own end, its download on the switch's end).
+// Ordinary traffic (ZeroMQ between the nodes) crosses the bridge; a switchd
+// run in the switch namespace listens on the bridge's address, so Libra's
+// packets take the same shaped links. Everything is created by the
+// constructor and removed by the destructor; names carry this process's pid,
+// so RemoveStale() can clean up after a run that was killed.
+//
+// Needs root (CAP_NET_ADMIN) and the `ip` and `tc` commands (iproute2).
+// Addresses are 10.77.0.0/24, which exists only inside these namespaces.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace libra::cluster {
+
+struct LinkShape {
+  double rate_mbit = 100;  // each direction of each host link; 0: unshaped
+  // tbf queue: this long at the link rate (at least 32 KB). Deep enough
+  // for 8 TCP flows converging on one server (with 5 ms, incast drops made
+  // the plain PS 15x slower and heartbeats time out), at the price of
+  // queueing delay for everything behind them.
+  double queue_ms = 200;
+  double loss_percent = 0;  // random loss on each host's outgoing packets
+};
+
+// Bytes and packets through one host's link, as counted at the switch's end.
+struct LinkCounters {
+  uint64_t bytes_from_host = 0;
+  uint64_t bytes_to_host = 0;
+  uint64_t packets_from_host = 0;
+  uint64_t packets_to_host = 0;
+  uint64_t drops_from_host = 0;  // dropped by the shaper of the host's upload
+  uint64_t drops_to_host = 0;    // ... and of its download (the switch's end)
+};
+
+class NetnsCluster {
+ public:
+  // Hosts are named by `hosts` (letters, digits, '-'; at most 16). Throws
+  // std::runtime_error naming the command that failed, after removing what
+  // it had created.
+  // Hosts whose index is in `unshaped` get links at veth speed (a control
+  // node such as the scheduler, whose traffic is no part of the comparison).
+  NetnsCluster(const std::vector<std::string>& hosts, const LinkShape& shape,
+               const std::vector<size_t>& unshaped = {});
+  ~NetnsCluster();
+  NetnsCluster(const NetnsCluster&) = delete;
+  NetnsCluster& operator=(const NetnsCluster&) = delete;
+
+  size_t num_hosts() const { return hosts_.size(); }
+  const std::string& host_name(size_t i) const { return hosts_[i]; }
+  std::string host_namespace(size_t i) const;
+  std::string host_address(size_t i) const;
+  const std::string& switch_namespace() const { return switch_ns_; }
+  std::string switch_address() const;
+
+  // The argv prefix that runs a command in a namespace: ip netns exec NS.
+  static std::vector<std::string> ExecIn(const std::string& ns);
+
+  LinkCounters Counters(size_t host) const;
+
+  // True when this process may create namespaces (effective uid 0).
+  static bool HaveRoot();
+  // Removes the namespaces of earlier runs whose process is gone.
+  static void RemoveStale();
+
+ private:
+  void Create(const LinkShape& shape, const std::vector<size_t>& unshaped);
+  void Shape(const std::string& ns, const std::string& device, const LinkShape& shape);
+  void Destroy();
+  static uint64_t ShaperDrops(const std::string& ns, const std::string& device);
+
+  std::vector<std::string> hosts_;
+  std::string prefix_;  // "libra-<pid>-"
+  std::string switch_ns_;
+  std::vector<std::string> created_;  // namespaces to remove
+};
+
+// Runs argv (no shell). Returns its stdout; throws std::runtime_error with
+// the command line and its stderr if it fails.
+std::string RunOrThrow(const std::vector<std::string>& argv);
+
+}  // namespace libra::cluster

@@ -1,0 +1,121 @@
+// The emulated cluster and `libra bench cluster` on it. Both need root
+// (network namespaces, tc); without it the tests skip with a message.
+#include "cluster/netns_cluster.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "common/run_command.h"
+
+namespace libra::cluster {
+namespace {
+
+using test_support::RunCommand;
+
+// Whether this machine lets us make namespaces; the reason if not.
+std::string WhyNoNamespaces() {
+  if (!NetnsCluster::HaveRoot()) return "needs root (network namespaces)";
+  const std::string probe = "libra-probe-" + std::to_string(getpid());
+  if (RunCommand("ip netns add " + probe).status != 0) return "cannot create network namespaces";
+  RunCommand("ip netns del " + probe);
+  if (RunCommand("tc -V").status != 0) return "no tc (iproute2)";
+  return "";
+}
+
+bool NamespaceExists(const std::string& name) {
+  const std::string list = RunCommand("ip netns list").output;
+  return list.find(name + " ") != std::string::npos || list.find(name + "\n") != std::string::npos;
+}
+
+TEST(NetnsClusterTest, BuildsShapedLinksThroughTheSwitchAndRemovesThem) {
+  if (const std::string why = WhyNoNamespaces(); !why.empty()) GTEST_SKIP() << why;
+  std::string host_ns, switch_ns;
+  {
+    LinkShape shape;
+    shape.rate_mbit = 25;
+    NetnsCluster cluster({"a", "b"}, shape);
+    host_ns = cluster.host_namespace(0);
+    switch_ns = cluster.switch_namespace();
+    EXPECT_TRUE(NamespaceExists(host_ns));
+    EXPECT_TRUE(NamespaceExists(cluster.host_namespace(1)));
+    EXPECT_TRUE(NamespaceExists(switch_ns));
+    EXPECT_EQ(cluster.host_address(0), "10.77.0.2");
+    EXPECT_EQ(cluster.switch_address(), "10.77.0.1");
+    // Both directions of the host's link are shaped.
+    const std::string up =
+        RunCommand("ip netns exec " + host_ns + " tc qdisc show dev eth0").output;
+    const std::string down =
+        RunCommand("ip netns exec " + switch_ns + " tc qdisc show dev p0").output;
+    EXPECT_NE(up.find("tbf"), std::string::npos) << up;
+    EXPECT_NE(up.find("25Mbit"), std::string::npos) << up;
+    EXPECT_NE(down.find("tbf"), std::string::npos) << down;
+    // Host a reaches host b through the bridge, and the switch counts it.
+    const LinkCounters before = cluster.Counters(0);
+    // An unconnected UDP socket: the ICMP "port unreachable" from b is ignored.
+    const auto ping = RunCommand("ip netns exec " + host_ns +
+                                 " python3 -c \"import socket; s = socket.socket(2, 2); "
+                                 "[s.sendto(b'x' * 1000, ('10.77.0.3', 9)) for _ in range(20)]\"");
+    EXPECT_EQ(ping.status, 0) << ping.output;
+    const LinkCounters after = cluster.Counters(0);
+    EXPECT_GE(after.bytes_from_host - before.bytes_from_host, 20u * 1000u);
+    EXPECT_GE(after.packets_from_host - before.packets_from_host, 20u);
+  }
+  EXPECT_FALSE(NamespaceExists(host_ns));
+  EXPECT_FALSE(NamespaceExists(switch_ns));
+}
+
+TEST(NetnsClusterTest, RejectsBadHostNames) {
+  EXPECT_THROW(NetnsCluster({"a b"}, LinkShape{}), std::invalid_argument);
+  EXPECT_THROW(NetnsCluster({}, LinkShape{}), std::invalid_argument);
+}
+
+TEST(ClusterBenchTest, WithoutRootItSaysSo) {
+  if (NetnsCluster::HaveRoot()) GTEST_SKIP() << "runs as root: the refusal cannot be seen";
+  const auto r = RunCommand(std::string(LIBRA_BIN) + " bench cluster --out /tmp/unused");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("needs root"), std::string::npos) << r.output;
+}
+
+TEST(ClusterBenchTest, TrainsPlainAndLibraOnTheClusterAndCleansUp) {
+  if (const std::string why = WhyNoNamespaces(); !why.empty()) GTEST_SKIP() << why;
+  const std::filesystem::path out =
+      std::filesystem::temp_directory_path() / ("libra-cluster-test-" + std::to_string(getpid()));
+  const auto namespaces = [] { return RunCommand("ip netns list | grep -c '^libra-'").output; };
+  const std::string namespaces_before = namespaces();
+  const auto r = RunCommand(std::string(LIBRA_BIN) +
+                            " bench cluster --workloads paper-30k --models lr --workers 2 "
+                            "--servers 1 --rows 20000 --epochs 1 --batch 500 --rate-mbit 200 "
+                            "--run-timeout 120 --out " +
+                            out.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::ifstream in(out / "cluster-report.json");
+  const auto report = nlohmann::json::parse(in);
+  ASSERT_EQ(report["configurations"].size(), 1u);
+  const auto& c = report["configurations"][0];
+  EXPECT_GT(c["speedup"].get<double>(), 0.0);
+  EXPECT_GE(c["bound"]["speedup"].get<double>(), 1.0);
+  EXPECT_TRUE(c["same_quality"].get<bool>()) << c.dump();
+  for (const char* run : {"plain", "libra"}) {
+    EXPECT_EQ(c[run]["status"], 0);
+    EXPECT_GT(c[run]["samples_per_second"].get<double>(), 0.0);
+    uint64_t server_bytes_in = 0;
+    for (const auto& link : c[run]["links"]) {
+      if (link["host"] == "server0") server_bytes_in = link["bytes_in"].get<uint64_t>();
+    }
+    EXPECT_GT(server_bytes_in, 0u) << run;
+  }
+  // The switch ran only in the Libra run, and every process reported its CPU.
+  bool switchd_seen = false;
+  for (const auto& p : c["libra"]["cpu"]) switchd_seen |= p["process"] == "switchd";
+  EXPECT_TRUE(switchd_seen);
+  EXPECT_EQ(namespaces(), namespaces_before);
+  std::filesystem::remove_all(out);
+}
+
+}  // namespace
+}  // namespace libra::cluster

@@ -1,0 +1,60 @@
+// `libra bench cluster`: plain parameter server against Libra on an emulated
+// cluster of network namespaces with rate-limited links (needs root). See
+// src/cluster/cluster_bench.h and docs/PERFORMANCE.md.
+#include <memory>
+
+#include "cluster/cluster_bench.h"
+#include "commands.h"
+
+namespace libra::tool {
+void AddBenchClusterCommand(CLI::App& bench, Runner& run) {
+  auto options = std::make_shared<cluster::ClusterBenchOptions>();
+  CLI::App* sub = bench.add_subcommand(
+      "cluster",
+      "Plain PS against Libra on network namespaces with shaped links (root); JSON + figures");
+  sub->add_option("--out", options->out_dir, "Directory for data, logs, report and figures")
+      ->capture_default_str();
+  sub->add_option("--workloads", options->workloads,
+                  "paper-30k (skew 0.85, 30,000 hot keys), paper-full (the whole switch), "
+                  "skewed-full (skew 1.3, the whole switch)")
+      ->check(CLI::IsMember({"paper-30k", "paper-full", "skewed-full"}))
+      ->delimiter(',');
+  sub->add_option("--models", options->models, "lr, fm, deepfm")
+      ->check(CLI::IsMember({"lr", "fm", "deepfm"}))
+      ->delimiter(',');
+  sub->add_option("--workers", options->workers, "Worker counts")
+      ->check(CLI::Range(1, 12))
+      ->delimiter(',');
+  sub->add_option("--servers", options->servers, "Server counts")
+      ->check(CLI::Range(1, 3))
+      ->delimiter(',');
+  sub->add_option("--rows", options->rows, "Rows per data set (10% held out)")
+      ->capture_default_str()
+      ->check(CLI::Range(uint64_t{1000}, uint64_t{100'000'000}));
+  sub->add_option("--batch", options->batch, "Rows per worker per iteration")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1'000'000u));
+  sub->add_option("--epochs", options->epochs, "Passes over the training rows")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1000u));
+  sub->add_option("--rate-mbit", options->rate_mbit, "Rate of each direction of each host link")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 100000.0));
+  sub->add_option("--loss", options->loss_percent, "Random loss (%) on every host's sent packets")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 50.0));
+  sub->add_option("--target-loss", options->target_loss,
+                  "Held-out log loss to time (0: the plain run's final loss + 1e-4)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--run-timeout", options->run_timeout_s, "Seconds allowed for one training run")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--seed", options->seed, "Seed of data and model")->capture_default_str();
+  sub->add_flag("--verbose", options->verbose, "Echo every node's output");
+  sub->callback([&run, options] {
+    run = [options] { return cluster::RunClusterBench(*options, SelfPath()); };
+  });
+}
+
+}  // namespace libra::tool
