@@ -117,5 +117,37 @@ TEST(ClusterBenchTest, TrainsPlainAndLibraOnTheClusterAndCleansUp) {
   std::filesystem::remove_all(out);
 }
 
+// Runs a small bench configuration with `loss_percent` loss on every host's
+// sent packets; returns the configuration's report.
+nlohmann::json SmallBench(double loss_percent) {
+  const std::filesystem::path out =
+      std::filesystem::temp_directory_path() /
+      ("libra-cluster-loss-" + std::to_string(getpid()) + "-" + std::to_string(loss_percent));
+  const auto r = RunCommand(std::string(LIBRA_BIN) +
+                            " bench cluster --workloads paper-30k --models lr --workers 2 "
+                            "--servers 1 --rows 20000 --epochs 1 --batch 500 --rate-mbit 200 "
+                            "--run-timeout 120 --loss " +
+                            std::to_string(loss_percent) + " --out " + out.string());
+  EXPECT_EQ(r.status, 0) << r.output;
+  std::ifstream in(out / "cluster-report.json");
+  nlohmann::json report = nlohmann::json::parse(in, nullptr, false);
+  std::filesystem::remove_all(out);
+  if (report.is_discarded() || report["configurations"].empty()) return nullptr;
+  return report["configurations"][0];
+}
+
+TEST(ClusterBenchTest, LossOnEveryLinkLeavesBothModelsBitIdentical) {
+  if (const std::string why = WhyNoNamespaces(); !why.empty()) GTEST_SKIP() << why;
+  if (RunCommand("nft --version").status != 0) GTEST_SKIP() << "no nft (nftables) for loss";
+  const nlohmann::json clean = SmallBench(0);
+  const nlohmann::json lossy = SmallBench(5);
+  ASSERT_FALSE(clean.is_null());
+  ASSERT_FALSE(lossy.is_null());
+  // TCP repairs the plain run; the hot path's retransmission, dedup and
+  // replica repair keep the switch's integer sums exact.
+  EXPECT_EQ(lossy["plain"]["model_fingerprint"], clean["plain"]["model_fingerprint"]);
+  EXPECT_EQ(lossy["libra"]["model_fingerprint"], clean["libra"]["model_fingerprint"]);
+}
+
 }  // namespace
 }  // namespace libra::cluster
