@@ -278,8 +278,11 @@ std::map<std::string, pid_t> NodesOf(pid_t parent) {
 // switchd with `libra`), kills `victim` once training runs, and checks that
 // the job ends within a bound, failing and naming the victim, and leaves no
 // process behind.
+// Kills `victim` of a running `libra train` job and checks that the job stops
+// within `bound_s` seconds with `message` in its output and no node left.
 void ExpectKilledNodeStopsTheJob(const std::string& data, const std::string& victim,
-                                 const std::string& dir, bool libra) {
+                                 const std::string& dir, bool libra, const std::string& message,
+                                 double bound_s, const std::string& running = "iteration") {
   std::string log = dir + "/kill-" + (libra ? "libra-" : "") + victim + ".log";
   std::replace(log.begin(), log.end(), ' ', '-');
   std::vector<std::string> argv{
@@ -287,15 +290,15 @@ void ExpectKilledNodeStopsTheJob(const std::string& data, const std::string& vic
       "lr",      "--workers", "2",        "--servers", "2",
       "--batch", "5",         "--epochs", "100",       "--progress-interval",
       "0.2",     "--timeout", "120",      "--json",    dir + "/kill.json"};
-  if (libra) argv.push_back("--libra");
+  if (libra) argv.insert(argv.end(), {"--libra", "--sample", "0.001"});
   const Started job = Start(argv, log);
   ASSERT_GT(job.pid, 0);
-  // Training runs once worker 0 prints progress.
+  // Training runs once worker 0 prints progress (or `running` says more).
   auto deadline = Clock::now() + std::chrono::seconds(60);
-  while (ReadFile(log).find("iteration") == std::string::npos && Clock::now() < deadline) {
+  while (ReadFile(log).find(running) == std::string::npos && Clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  ASSERT_NE(ReadFile(log).find("iteration"), std::string::npos) << ReadFile(log);
+  ASSERT_NE(ReadFile(log).find(running), std::string::npos) << ReadFile(log);
   const std::map<std::string, pid_t> nodes = NodesOf(job.pid);
   ASSERT_EQ(nodes.size(), libra ? 6u : 5u) << ReadFile(log);
   ASSERT_TRUE(nodes.count(victim)) << victim;
@@ -307,27 +310,38 @@ void ExpectKilledNodeStopsTheJob(const std::string& data, const std::string& vic
   if (status < 0) kill(job.pid, SIGKILL);
   const std::string output = ReadFile(log);
   EXPECT_GT(status, 0) << output;
-  // The launcher sees the death at once; the others stop within its 3 s
-  // grace period.
-  EXPECT_LT(seconds, 10.0) << output;
-  EXPECT_NE(output.find(victim + " exited with status 137"), std::string::npos) << output;
+  EXPECT_LT(seconds, bound_s) << output;
+  EXPECT_NE(output.find(message), std::string::npos) << output;
   for (const auto& [name, pid] : nodes) {
     EXPECT_FALSE(Alive(pid)) << name << " (pid " << pid << ") is still running";
   }
   std::cout << victim << " killed: job stopped in " << seconds << " s\n";
 }
 
+// The launcher sees the death at once; the others stop within its 3 s
+// grace period.
 TEST_F(TrainRecoveryTest, AKilledServerStopsTheJobNamingIt) {
-  ExpectKilledNodeStopsTheJob(data_, "server 1", dir_.string(), false);
+  ExpectKilledNodeStopsTheJob(data_, "server 1", dir_.string(), false,
+                              "server 1 exited with status 137", 10.0);
 }
 
 TEST_F(TrainRecoveryTest, AKilledWorkerStopsTheJobNamingIt) {
-  ExpectKilledNodeStopsTheJob(data_, "worker 1", dir_.string(), false);
+  ExpectKilledNodeStopsTheJob(data_, "worker 1", dir_.string(), false,
+                              "worker 1 exited with status 137", 10.0);
 }
 
 // With Libra on, the job's own switchd must go too.
 TEST_F(TrainRecoveryTest, AKilledServerOfALibraJobLeavesNoSwitchBehind) {
-  ExpectKilledNodeStopsTheJob(data_, "server 0", dir_.string(), true);
+  ExpectKilledNodeStopsTheJob(data_, "server 0", dir_.string(), true,
+                              "server 0 exited with status 137", 10.0);
+}
+
+// A dead switch is found by the hot path's retry budget (at most ~4.6 s
+// after its last answer) and stops the job with an error saying so. (The
+// fallback to the servers that issue 7 asks for is not there yet.)
+TEST_F(TrainRecoveryTest, AKilledSwitchStopsTheJobSayingTheSwitchIsUnresponsive) {
+  ExpectKilledNodeStopsTheJob(data_, "switchd", dir_.string(), true, "switch_unresponsive", 15.0,
+                              "on the hot path from epoch");
 }
 
 // Across machines there is no launcher: the nodes are started by hand, and
