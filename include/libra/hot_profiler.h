@@ -63,6 +63,10 @@ struct ProfileOptions {
   double sample_fraction = 0.05;
   uint64_t capacity_cells = 0;  // 0: the whole switch layout
   uint64_t min_frequency = 0;   // in sampled updates
+  // Also leave out keys pushed fewer times than this per epoch (over all
+  // workers, estimated from the sample): a hot cell costs the hot path a
+  // fixed amount every epoch, which only keys aggregated often repay.
+  double min_pushes_per_epoch = 0;
   uint32_t value_len = 1;       // values per key (embedding dimension; 1 for LR)
   uint32_t batch_size = 1000;   // rows per worker per epoch
   uint32_t workers = 4;

@@ -262,7 +262,11 @@ void WriteJson(const json& report, const fs::path& path) {
 }  // namespace
 
 std::vector<Workload> DefaultWorkloads() {
-  return {{"paper-30k", 0.85, 30000}, {"paper-full", 0.85, 0}, {"skewed-full", 1.3, 0}};
+  return {{"paper-30k", 0.85, 30000, 0},
+          {"paper-full", 0.85, 0, 0},
+          {"skewed-full", 1.3, 0, 0},
+          {"paper-paying", 0.85, 0, 0.5},
+          {"skewed-paying", 1.3, 0, 0.5}};
 }
 
 int RunClusterBench(const ClusterBenchOptions& options, const std::string& self) {
@@ -352,6 +356,7 @@ int RunClusterBench(const ClusterBenchOptions& options, const std::string& self)
         hot.workers = static_cast<uint32_t>(n);
         hot.batch = config.batch;
         hot.seed = options.seed;
+        hot.min_pushes_per_epoch = w.min_worker_share * n;
         const train::TrainingHotSet found =
             train::FindTrainingHotSet(train::SliceRows(data, 0, plan.train_rows), *model, hot);
         const std::string tag = w.name + "-" + model_name + "-w" + std::to_string(n);

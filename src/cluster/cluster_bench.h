@@ -19,10 +19,16 @@ struct Workload {
   std::string name;
   double skew = 0.85;         // gen-data --skew
   uint64_t hot_keys = 30000;  // hot-set capacity in keys; 0: the whole switch
+  // Keys pushed by fewer than this share of the workers per epoch (on
+  // average) stay cold: a hot cell costs the hot path a fixed amount every
+  // epoch, which only keys that several workers push repay.
+  double min_worker_share = 0;
 };
 
 // The workloads of the issue: the paper's calibration with 30,000 hot keys
-// and with the whole switch, and a highly skewed set with the whole switch.
+// and with the whole switch, and a highly skewed set with the whole switch;
+// and the two with the whole switch but only the keys at least half of the
+// workers push in an epoch ("paying").
 std::vector<Workload> DefaultWorkloads();
 
 struct ClusterBenchOptions {

@@ -228,8 +228,10 @@ ProfileResult ProfileSample(const EpochSample& sample, const ProfileOptions& opt
   report.counter_error_bound = updates.error_bound();
 
   const std::vector<HotKey> ranked = RankCandidates(updates, occurrences, options.value_len);
-  std::vector<HotKey> chosen =
-      ChooseRankedHotKeys(ranked, report.capacity_cells, options.min_frequency);
+  const auto min_frequency = std::max<uint64_t>(
+      options.min_frequency,
+      static_cast<uint64_t>(std::ceil(options.min_pushes_per_epoch * sample.epochs())));
+  std::vector<HotKey> chosen = ChooseRankedHotKeys(ranked, report.capacity_cells, min_frequency);
   HotSet hash_set = PlaceHotSet(chosen, options.layout, HashPlacement());
   HotSet heat_set = PlaceHotSet(std::move(chosen), options.layout, HeatPlacement());
   report.hot_keys = heat_set.size();

@@ -51,6 +51,7 @@ TrainingHotSet FindTrainingHotSet(const Dataset& train, const Model& model,
   profile.batch_size = options.batch;
   profile.workers = options.workers;
   profile.seed = options.seed;
+  profile.min_pushes_per_epoch = options.min_pushes_per_epoch;
   hot::ProfileResult found =
       hot::ProfileHotParameters(hot::SparseRows{train.row_begin, keys}, profile);
   result.profile = found.report;

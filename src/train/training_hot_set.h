@@ -25,6 +25,7 @@ struct TrainingHotSetOptions {
   uint32_t workers = 4;
   uint32_t batch = 1000;  // rows per worker per iteration
   uint64_t seed = 1;
+  double min_pushes_per_epoch = 0;  // see hot::ProfileOptions
 };
 
 struct TrainingHotSet {

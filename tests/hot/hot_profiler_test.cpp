@@ -77,6 +77,17 @@ TEST(HotProfiler, CapacityMinimumFrequencyAndValueLengthShapeTheSet) {
   const ProfileResult frequent = ProfileHotParameters(data.view(), options);
   for (const HotKey& key : frequent.hot_set.keys()) EXPECT_GE(key.frequency, 5u);
   EXPECT_LE(frequent.report.hot_keys, wide.report.hot_keys);
+
+  // Per epoch: at least 3 pushes per sampled epoch, over all workers.
+  options.min_frequency = 0;
+  options.min_pushes_per_epoch = 3;
+  const ProfileResult paying = ProfileHotParameters(data.view(), options);
+  ASSERT_GT(paying.report.sampled_epochs, 0u);
+  ASSERT_GT(paying.report.hot_keys, 0u);
+  EXPECT_LT(paying.report.hot_keys, wide.report.hot_keys);
+  for (const HotKey& key : paying.hot_set.keys()) {
+    EXPECT_GE(key.frequency, 3 * paying.report.sampled_epochs);
+  }
 }
 
 // Two keys in the same pushes tie on updates; the one in more rows is the
