@@ -1,18 +1,30 @@
 // `libra train` and `libra demo` as a user runs them: real scheduler, server
 // and worker processes on loopback.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
+#include <atomic>
+#include <bit>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <string>
+#include <thread>
 
 #include "common/run_command.h"
 #include "common/switchd_process.h"
+#include "libra/wire.h"
 #include "temp_dir.h"
 
 namespace libra::train {
@@ -194,6 +206,94 @@ TEST_F(TrainJobTest, LibraUnderPacketLossTrainsTheBitIdenticalModel) {
               lossy ? "loss.json" : "clean.json");
     ASSERT_TRUE(HotPathRan(report));
     fingerprints[lossy] = report.value("model_fingerprint", "");
+  }
+  EXPECT_FALSE(fingerprints[0].empty());
+  EXPECT_EQ(fingerprints[0], fingerprints[1]);
+}
+
+// Sends the switch forged and malformed packets until destroyed: a wrong
+// job, a worker id from an address that is not that worker's, a FIN with a
+// forged count, a cell index out of range, a truncated packet. Job 1 is the
+// runtime's default.
+class PacketFlood {
+ public:
+  explicit PacketFlood(const libra::UdpEndpoint& target)
+      : thread_([this, target] { Run(target); }) {}
+  ~PacketFlood() {
+    stop_ = true;
+    thread_.join();
+  }
+  uint64_t sent() const { return sent_; }
+
+ private:
+  void Run(const libra::UdpEndpoint& target) {
+    namespace wire = libra::wire;
+    const int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_addr.s_addr = htonl(target.ipv4);
+    to.sin_port = htons(target.port);
+    std::mt19937 rng(7);
+    std::array<uint8_t, wire::kMaxMessageBytes> buf{};
+    while (!stop_) {
+      for (int kind = 0; kind < 5; ++kind) {
+        wire::Header h;
+        h.job_id = kind == 0 ? 2 : 1;
+        h.type = kind == 2 ? wire::MessageType::kFin : wire::MessageType::kData;
+        h.node_id = static_cast<uint16_t>(rng() % 3);
+        h.epoch = rng() % 64;
+        h.seq = rng() % 64;
+        std::array<wire::Slot, 4> slots{};
+        for (wire::Slot& s : slots) {
+          s.valid = true;
+          s.index = kind == 3 ? wire::kSlotIndexMask : rng() % 64;
+          s.value = std::bit_cast<uint32_t>(1000.0f);
+        }
+        h.slot_count = kind == 2 ? 0 : static_cast<uint16_t>(slots.size());
+        size_t n = wire::Encode(h, std::span(slots.data(), h.slot_count), buf);
+        if (kind == 4) n -= 3;
+        sendto(fd, buf.data(), n, 0, reinterpret_cast<const sockaddr*>(&to), sizeof(to));
+        ++sent_;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    close(fd);
+  }
+
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> sent_{0};
+  std::thread thread_;
+};
+
+TEST_F(TrainJobTest, AFloodOfForgedPacketsLeavesTheLibraModelBitIdentical) {
+  const std::string flags =
+      "--model lr --optimizer adagrad --lr 0.1 --epochs 1 --workers 3 --servers 2 --batch 200 "
+      "--sample 0.1";
+  std::string fingerprints[2];
+  for (int flooded = 0; flooded < 2; ++flooded) {
+    libra::test_support::SwitchdProcess sw;
+    nlohmann::json report;
+    uint64_t sent = 0;
+    {
+      std::unique_ptr<PacketFlood> flood;
+      if (flooded) flood = std::make_unique<PacketFlood>(sw.data);
+      report = Train(flags + " --switch " + sw.data.ToString() + " --switch-control " + sw.control,
+                     flooded ? "flood.json" : "calm.json");
+      if (flood) sent = flood->sent();
+    }
+    ASSERT_TRUE(HotPathRan(report));
+    fingerprints[flooded] = report.value("model_fingerprint", "");
+    if (!flooded) continue;
+    const CommandResult stats = RunLibra("switchd-stats " + sw.control);
+    ASSERT_EQ(stats.status, 0) << stats.output;
+    const auto counters = nlohmann::json::parse(stats.output, nullptr, false);
+    ASSERT_FALSE(counters.is_discarded()) << stats.output;
+    EXPECT_GT(sent, 100u);
+    EXPECT_GT(counters["drops"]["wrong_job"].get<uint64_t>(), 0u) << stats.output;
+    EXPECT_GT(counters["drops"]["truncated"].get<uint64_t>(), 0u) << stats.output;
+    EXPECT_GE(counters["drops_total"].get<uint64_t>(), sent / 2) << stats.output;
+    std::cout << "flood: " << sent << " forged packets; switch drops " << counters["drops"].dump()
+              << "\n";
   }
   EXPECT_FALSE(fingerprints[0].empty());
   EXPECT_EQ(fingerprints[0], fingerprints[1]);
