@@ -122,6 +122,11 @@ class HotSender {
   // values are dropped and their banks released. A complete replica of an
   // epoch commits it too (servers publish only after applying).
   void Commit(std::uint32_t epoch);
+
+  // Whether the switch answers a PROBE within `budget` (resent every 100 ms).
+  // Blocks; for a caller that has waited long for the switch and must tell
+  // a slow epoch from a dead switch.
+  bool ProbeSwitch(std::chrono::milliseconds budget);
   // The values of an epoch not yet committed, if the sender still has them.
   std::optional<RetainedPush> Retained(std::uint32_t epoch) const;
 

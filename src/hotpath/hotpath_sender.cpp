@@ -1,5 +1,6 @@
 #include "libra/hotpath_sender.h"
 
+#include <array>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -24,6 +25,8 @@ constexpr int kBatchesPerTurn = 16;
 // With nothing to wait for, the I/O thread still wakes this often to look at
 // the replica's gap timers.
 constexpr auto kIdleWake = std::chrono::milliseconds(50);
+// A probe without an answer is resent this often.
+constexpr auto kProbeInterval = std::chrono::milliseconds(100);
 // The switch tags cells with epoch + 1 in 31 bits (docs/protocol.md).
 constexpr std::uint32_t kMaxEpoch = (1u << 31) - 2;
 
@@ -36,8 +39,8 @@ struct PushEpoch {
   std::vector<bool> acked;
   std::vector<Clock::time_point> sent_at;
   std::vector<bool> resent;  // an ACK of a resent packet is no RTT sample
-  std::uint32_t base = 0;  // lowest seq not ACKed
-  std::uint32_t next = 0;  // next seq to send for the first time
+  std::uint32_t base = 0;    // lowest seq not ACKed
+  std::uint32_t next = 0;    // next seq to send for the first time
   EncodedPacket fin;
   Clock::time_point fin_sent_at;
   Phase phase = Phase::kQueued;
@@ -124,6 +127,14 @@ struct HotSender::Impl {
   GapCallback on_gap;
   UnresponsiveCallback on_unresponsive;
   std::vector<std::function<void()>> notices;  // callbacks to run outside the lock
+  // ProbeSwitch: the nonce of the probe being waited for, when to (re)send
+  // it, and the last nonce the switch echoed.
+  std::optional<std::uint32_t> probe_pending;
+  std::uint32_t probe_nonce = 0;
+  std::uint32_t probe_answered = 0;
+  Clock::time_point probe_next;
+  std::array<std::uint8_t, wire::kHeaderBytes> probe_bytes{};
+  std::condition_variable probe_changed;
 
   std::thread io;  // last: starts once everything above exists
 };
@@ -191,6 +202,13 @@ void HotSender::Impl::HandleDatagram(std::span<const std::uint8_t> bytes) {
       return;
     case wire::MessageType::kReplica:
       HandleReplica(message);
+      return;
+    case wire::MessageType::kProbeReply:
+      if (message.header.node_id != options.worker_id) break;
+      if (probe_pending && message.header.seq == *probe_pending) {
+        probe_answered = message.header.seq;
+        probe_changed.notify_all();
+      }
       return;
     default:
       break;
@@ -296,6 +314,16 @@ void HotSender::Impl::SendData(PushEpoch& epoch, Clock::time_point now, SendBatc
 }
 
 void HotSender::Impl::Progress(Clock::time_point now, SendBatch& out) {
+  if (probe_pending && now >= probe_next) {
+    wire::Header probe;
+    probe.type = wire::MessageType::kProbe;
+    probe.job_id = options.job_id;
+    probe.node_id = options.worker_id;
+    probe.seq = *probe_pending;
+    wire::Encode(probe, {}, probe_bytes);
+    out.Add(probe_bytes);
+    probe_next = now + kProbeInterval;
+  }
   if (switch_down) return;
   for (PushEpoch& epoch : epochs) {
     if (epoch.finished()) continue;
@@ -399,6 +427,7 @@ void HotSender::Impl::CheckGaps(Clock::time_point now) {
 Clock::time_point HotSender::Impl::NextDeadline(Clock::time_point now) const {
   Clock::time_point deadline = now + kIdleWake;
   for (const auto& [epoch, when] : gap_deadlines) deadline = std::min(deadline, when);
+  if (probe_pending) deadline = std::min(deadline, probe_next);
   if (switch_down) return deadline;
   for (const PushEpoch& epoch : epochs) {
     if (epoch.finished()) continue;
@@ -489,6 +518,19 @@ std::shared_future<HotPathStatus> HotSender::Push(std::uint32_t epoch,
   }
   impl.socket.Wake();
   return future;
+}
+
+bool HotSender::ProbeSwitch(std::chrono::milliseconds budget) {
+  Impl& impl = *impl_;
+  std::unique_lock lock(impl.mutex);
+  const std::uint32_t nonce = ++impl.probe_nonce;
+  impl.probe_pending = nonce;
+  impl.probe_next = Clock::now();
+  impl.socket.Wake();
+  const bool answered =
+      impl.probe_changed.wait_for(lock, budget, [&] { return impl.probe_answered == nonce; });
+  impl.probe_pending.reset();
+  return answered;
 }
 
 void HotSender::Commit(std::uint32_t epoch) {

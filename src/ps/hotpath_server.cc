@@ -92,7 +92,8 @@ class ServerPathImpl final : public ServerPath {
       epochs_.WaitAndPop(&epoch);
       if (!epoch) return;
       CHECK(epoch->status == HotPathStatus::kOk)
-          << "libra: the switch stopped answering while collecting epoch " << epoch->epoch;
+          << "libra: the switch stopped answering (switch_unresponsive) while collecting epoch "
+          << epoch->epoch;
       if (Postoffice::Get()->verbose() >= 1) {
         LOG(INFO) << "libra: collected epoch " << epoch->epoch << ": " << epoch->keys.size()
                   << " keys, first sum " << (epoch->vals.empty() ? 0.f : epoch->vals[0]);

@@ -34,6 +34,10 @@ constexpr std::chrono::seconds kReplicaDeadline{60};
 // one, and a repair moves the whole hot set over ZeroMQ.
 constexpr std::chrono::milliseconds kSilentReplicaTimeout{2000};
 
+// How long a switch has to answer a probe before it is taken for dead: far
+// beyond a round trip of any link the hot path runs on.
+constexpr std::chrono::milliseconds kProbeBudget{3000};
+
 // Values per key of a push: lens, or an even share of vals.
 int LengthOf(const WorkerPath::Parts& parts, size_t i) {
   if (!parts.lens.empty()) return parts.lens[i];
@@ -218,6 +222,11 @@ class WorkerPathImpl final : public WorkerPath {
       CHECK(Clock::now() < deadline)
           << "libra: the hot parameters did not reach the last pushed epoch within "
           << kReplicaDeadline.count() << " s (a server or the switch stopped)";
+      // A switch that died after taking this worker's last push leaves
+      // nothing else to notice: ask it.
+      CHECK(sender_->ProbeSwitch(kProbeBudget))
+          << "libra: the switch does not answer probes (switch_unresponsive) while epoch " << epoch
+          << " is being aggregated";
       vals.clear();
       lens.clear();
       Repair request;
@@ -240,7 +249,9 @@ class WorkerPathImpl final : public WorkerPath {
   // has stayed more than one epoch behind the last push for kRepairAfter, it
   // asks the servers for everything they published.
   void WatchReplica() {
-    std::optional<Clock::time_point> behind_since;
+    // Since when the replica has been behind; the epoch of the clock (zero)
+    // while it is not.
+    Clock::time_point behind_since{};
     std::unique_lock<std::mutex> lock(watch_mu_);
     while (true) {
       watch_cond_.wait_for(lock, std::chrono::milliseconds(50),
@@ -259,6 +270,10 @@ class WorkerPathImpl final : public WorkerPath {
         lock.lock();
       }
       std::optional<uint32_t> wanted;
+      // Not under watch_mu_: the sender's I/O thread takes it to report a
+      // gap, and must never wait for push_mu_ (Drain holds it while it
+      // probes the switch through that thread).
+      lock.unlock();
       {
         std::lock_guard<std::mutex> push_lock(push_mu_);
         if (sender_ && epochs_hot_ >= 2) {
@@ -268,16 +283,18 @@ class WorkerPathImpl final : public WorkerPath {
           }
         }
       }
+      lock.lock();
+      if (stopping_) return;
       if (!wanted) {
-        behind_since.reset();
+        behind_since = {};
         continue;
       }
-      if (!behind_since) behind_since = Clock::now();
-      if (Clock::now() - *behind_since < kSilentReplicaTimeout) continue;
+      if (behind_since == Clock::time_point{}) behind_since = Clock::now();
+      if (Clock::now() - behind_since < kSilentReplicaTimeout) continue;
       lock.unlock();
       RepairAll(*wanted);
       lock.lock();
-      behind_since.reset();
+      behind_since = {};
     }
   }
 
@@ -318,6 +335,9 @@ class WorkerPathImpl final : public WorkerPath {
         return;
       }
       if (Clock::now() > next_repair) {  // the last epoch's REPLICAs were lost
+        CHECK(sender_->ProbeSwitch(kProbeBudget))
+            << "libra: the switch does not answer probes (switch_unresponsive) while epoch "
+            << last_pushed_ << " is being aggregated";
         RepairAll(last_pushed_);
         next_repair = Clock::now() + kSilentReplicaTimeout;
       }

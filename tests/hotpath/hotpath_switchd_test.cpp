@@ -446,6 +446,18 @@ TEST(HotPathSwitchd, ADeadSwitchIsReportedInBoundedTime) {
   EXPECT_GT(sender.counters().timeouts, 0u);
 }
 
+TEST(HotPathSwitchd, AProbeIsAnsweredByALiveSwitchAndNotByADeadOne) {
+  SwitchdProcess sw;
+  Cluster cluster(sw, 1, 1, RetryPolicy{});
+  HotSender& sender = *cluster.senders[0];
+  EXPECT_TRUE(sender.ProbeSwitch(2s));
+  EXPECT_TRUE(sender.ProbeSwitch(2s));  // a second probe gets its own answer
+  EXPECT_EQ(sw.Stop(SIGKILL), 128 + SIGKILL);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(sender.ProbeSwitch(300ms));
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 300ms);
+}
+
 TEST(HotPathSwitchd, BadPushesAreRefusedWithoutHarm) {
   SwitchdProcess sw;
   Cluster cluster(sw, 1, 1);

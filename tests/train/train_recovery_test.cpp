@@ -337,13 +337,12 @@ TEST_F(TrainRecoveryTest, AKilledServerOfALibraJobLeavesNoSwitchBehind) {
 }
 
 // A dead switch is found by the workers' retry budget (at most ~4.6 s after
-// its last answer; about 3 s here) and stops the job with an error saying
-// so. If it dies after taking a worker's last push of an epoch but before
-// READY, only the worker's replica deadline (60 s) finds it: hence the
-// bound. (The fallback to the servers that issue 7 asks for is not there
-// yet.)
+// its last answer; about 3 s here), or, if it died after taking a worker's
+// last push of an epoch, by the probe a worker sends when its replica has
+// been silent for 2 s (3 s budget), and the job stops with an error saying
+// so. (The fallback to the servers that issue 7 asks for is not there yet.)
 TEST_F(TrainRecoveryTest, AKilledSwitchStopsTheJobSayingTheSwitchIsUnresponsive) {
-  ExpectKilledNodeStopsTheJob(data_, "switchd", dir_.string(), true, "the switch", 70.0,
+  ExpectKilledNodeStopsTheJob(data_, "switchd", dir_.string(), true, "switch_unresponsive", 15.0,
                               "on the hot path from epoch");
 }
 
