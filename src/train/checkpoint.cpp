@@ -207,11 +207,14 @@ ShardCheckpoint ReadCheckpoint(const std::string& path) {
   uint64_t stored;
   std::memcpy(&stored, bytes.data() + checked, sizeof(stored));
   if (Fnv1a(bytes.data(), checked) != stored) throw fail("damaged (checksum mismatch)");
+  // An empty shard has no keys: memcpy must not see the vectors' null data.
   c.keys.resize(count);
-  std::memcpy(c.keys.data(), r.here(), count * sizeof(uint64_t));
+  if (count > 0) std::memcpy(c.keys.data(), r.here(), count * sizeof(uint64_t));
   r.Skip(count * sizeof(uint64_t));
   c.entries.resize(count * c.entry_length());
-  std::memcpy(c.entries.data(), r.here(), c.entries.size() * sizeof(float));
+  if (!c.entries.empty()) {
+    std::memcpy(c.entries.data(), r.here(), c.entries.size() * sizeof(float));
+  }
   return c;
 }
 
