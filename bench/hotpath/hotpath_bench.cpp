@@ -52,8 +52,17 @@ void BM_ReplicaApply(benchmark::State& state) {
   HotReplica replica(set);
   std::vector<wire::Slot> slots(kArrays);
   for (std::uint32_t j = 0; j < kArrays; ++j) slots[j] = {true, false, j % 64, 0x3f800000u};
-  std::uint32_t epoch = 0;
-  for (auto _ : state) benchmark::DoNotOptimize(replica.Apply(epoch++, slots));
+  // Streams of 100 packets, the last flagged LAST, epoch after epoch.
+  wire::Header header;
+  header.type = wire::MessageType::kReplica;
+  for (auto _ : state) {
+    header.flags = header.seq == 99 ? wire::kFlagLast : 0;
+    benchmark::DoNotOptimize(replica.Apply(header, slots));
+    if (++header.seq == 100) {
+      header.seq = 0;
+      ++header.epoch;
+    }
+  }
   state.SetItemsProcessed(state.iterations() * kArrays);
 }
 BENCHMARK(BM_ReplicaApply);

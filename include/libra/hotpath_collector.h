@@ -38,8 +38,10 @@ struct HotCollectorOptions {
   std::chrono::milliseconds ready_poll{20};
 };
 
-// One epoch's aggregate of this server's hot keys: keys ascending, vals
-// key after key, lens per key, as a PS-lite push carries them.
+// One epoch's aggregate of this server's hot keys that some worker pushed
+// (the switch returns only written cells): keys ascending, vals key after
+// key, lens per key, as a PS-lite push carries them. A value of such a key
+// that no worker pushed is 0.
 struct CollectedEpoch {
   std::uint32_t epoch = 0;
   HotPathStatus status = HotPathStatus::kOk;  // kSwitchUnresponsive: no values
@@ -63,6 +65,7 @@ struct HotCollectorCounters {
   std::uint64_t results = 0;
   std::uint64_t not_ready = 0;
   std::uint64_t duplicate_results = 0;
+  std::uint64_t written_values = 0;  // cells some worker pushed, as RESULTs returned them
   std::uint64_t saturated_values = 0;
   std::uint64_t update_packets = 0;
   std::uint64_t packets_sent = 0;
@@ -91,11 +94,13 @@ class HotCollector {
 
   UdpEndpoint local() const;
 
-  // Sends the new values of every owned key after epoch `epoch` as UPDATE
-  // packets; the switch replicates them to every worker. `keys` must be the
-  // owned keys (any order), `vals` their values key after key. UPDATE is not
-  // acknowledged: a lost one is a replica gap the workers detect and repair.
-  // Throws std::invalid_argument when keys or vals do not match.
+  // Sends the new values of owned keys after epoch `epoch` as UPDATE packets
+  // numbered from 0, the last flagged LAST (an empty one when `keys` is
+  // empty); the switch replicates them to every worker. `keys` are owned
+  // keys, each at most once (any order): those whose value changed, or all
+  // of them; `vals` their values key after key. UPDATE is not acknowledged:
+  // a lost one is a replica gap the workers detect and repair. Throws
+  // std::invalid_argument when keys or vals do not match.
   void PublishUpdate(std::uint32_t epoch, std::span<const hot::Key> keys,
                      std::span<const float> vals);
 

@@ -43,10 +43,16 @@ struct HotSenderOptions {
   // Epochs pushed but not released (switch banks).
   std::uint32_t max_epochs_in_flight = 2;
   RetryPolicy retry;
-  // A replica epoch that has begun to arrive (some cell reached it) but is
-  // still missing cells this long after its latest REPLICA is reported as a
+  // A replica epoch that has begun to arrive (some REPLICA of it came) but
+  // is still incomplete this long after its latest REPLICA is reported as a
   // gap.
   std::chrono::milliseconds replica_gap_timeout{100};
+  // The server that publishes each hot key (hot-set order), as the servers
+  // split them; empty: server 0 publishes all.
+  std::vector<std::uint16_t> key_owners;
+  // The first epoch the servers publish (every value; later epochs only the
+  // changed ones).
+  std::uint32_t first_epoch = 0;
 };
 
 // Epoch `epoch` of the replica lacks the values of `keys` (a lost REPLICA).
@@ -72,6 +78,7 @@ struct HotSenderCounters {
   std::uint64_t duplicate_acks = 0;  // ACKs of packets already ACKed, or flagged DUPLICATE
   std::uint64_t replica_packets = 0;
   std::uint64_t replica_values = 0;  // cells that moved the replica forward
+  std::uint64_t replica_epochs = 0;  // (server, epoch) UPDATE streams completed
   std::uint64_t stale_replica_values = 0;
   std::uint64_t replica_gaps = 0;
   std::uint64_t malformed_packets = 0;  // not a wire message (wire::Decode failed)

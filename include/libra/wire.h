@@ -20,6 +20,13 @@
 // RESULT when the cell saturated. `value` holds float32 bits in DATA, RESULT,
 // UPDATE and REPLICA and is zero in COLLECT.
 //
+// RESULT is the one compacted message: it carries only the asked cells that
+// some worker wrote in the epoch, in slot order, and each slot's index field
+// names the COLLECT slot j (the register array) it answers instead of a cell.
+// UPDATE (and so REPLICA) carries the values the server changed in the
+// epoch; seq numbers the epoch's UPDATE packets from 0 and the last one has
+// the LAST flag, so a worker knows when it has them all.
+//
 // Decoding never reads out of bounds and rejects, with a reason, any buffer
 // whose length is not exactly the header plus `slot_count` slots.
 #pragma once
@@ -32,7 +39,8 @@
 
 namespace libra::wire {
 
-inline constexpr std::uint8_t kVersion = 1;
+// 2: compacted RESULT, UPDATE streams with LAST (1: every cell every epoch).
+inline constexpr std::uint8_t kVersion = 2;
 inline constexpr std::size_t kHeaderBytes = 20;
 inline constexpr std::size_t kSlotBytes = 8;
 // Upper bound of the format; a job's slots per packet P is at most this.
@@ -61,6 +69,7 @@ inline constexpr std::uint16_t kFlagSaturated = 1 << 1;       // RESULT: some sl
 inline constexpr std::uint16_t kFlagDuplicate = 1 << 2;       // ACK: DATA/FIN seen before
 inline constexpr std::uint16_t kFlagFin = 1 << 3;             // ACK: acknowledges a FIN
 inline constexpr std::uint16_t kFlagNotReady = 1 << 4;        // RESULT: epoch not complete
+inline constexpr std::uint16_t kFlagLast = 1 << 5;  // UPDATE/REPLICA: the epoch's last packet
 
 struct Header {
   std::uint8_t version = kVersion;
@@ -74,14 +83,15 @@ struct Header {
   std::uint32_t epoch = 0;
   // DATA and its ACK: the packet's number within (worker, epoch), from 0.
   // FIN and its ACK: the number of DATA packets the worker sent in the epoch.
-  // COLLECT/RESULT and UPDATE/REPLICA: a request number chosen by the server.
+  // COLLECT/RESULT: a request number chosen by the server.
+  // UPDATE/REPLICA: the packet's number within (server, epoch), from 0.
   std::uint32_t seq = 0;
 };
 
 struct Slot {
   bool valid = false;
   bool saturated = false;
-  std::uint32_t index = 0;  // cell index in register array j (< 2^30)
+  std::uint32_t index = 0;  // cell index in register array j (< 2^30); RESULT: j
   std::uint32_t value = 0;  // float32 bits
 };
 

@@ -26,18 +26,25 @@ void CollectStage(PacketContext& ctx, PipelineState& state, OutputBatch& out) {
     return;
   }
 
+  // Every asked cell is read (one access per array, as always), but only
+  // the cells some worker wrote in this epoch go into the RESULT: the
+  // deparser leaves out the slots of the others, so the server receives the
+  // sums that exist and never a run of zeros. A kept slot names the COLLECT
+  // slot (= register array) it answers, since its position no longer does.
   std::array<wire::Slot, wire::kMaxSlots> slots;
+  std::uint16_t kept = 0;
   const std::size_t bank_base = std::size_t{ctx.bank} * state.cells_per_array;
   for (std::size_t j = 0; j < request.slot_count; ++j) {
     const wire::Slot asked = ctx.slot(j);
-    slots[j] = wire::Slot{asked.valid, false, asked.index, 0};
     if (!asked.valid) continue;
     const ReadInEpoch::Output cell =
         state.values.Execute(ctx.pass, j, bank_base + asked.index, ReadInEpoch{ctx.epoch_tag});
-    slots[j].value = state.codec->ToFloatBits(static_cast<std::int32_t>(cell.lo));
-    slots[j].saturated = cell.saturated;
+    if (!cell.written) continue;
+    slots[kept++] = wire::Slot{true, cell.saturated, static_cast<std::uint32_t>(j),
+                               state.codec->ToFloatBits(static_cast<std::int32_t>(cell.lo))};
     if (cell.saturated) result.flags |= wire::kFlagSaturated;
   }
+  result.slot_count = kept;
 
   OutputPacket& packet = out.Append();
   packet.destination = server;

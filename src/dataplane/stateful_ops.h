@@ -112,18 +112,19 @@ struct ReadInEpoch {
     std::uint32_t lo;
     bool saturated;
     bool newer_epoch_stored;  // the bank has moved on past the packet's epoch
+    bool written;             // the cell holds the packet's epoch (some add reached it)
   };
 
   Output operator()(RegisterPair& cell) const {
     switch (CompareEpochTags(tag, cell.hi)) {
       case EpochOrder::kSame:
-        return {cell.lo, (cell.hi & kSaturatedTagBit) != 0, false};
+        return {cell.lo, (cell.hi & kSaturatedTagBit) != 0, false, true};
       case EpochOrder::kPacketNewer:
-        return {0, false, false};
+        return {0, false, false, false};
       case EpochOrder::kPacketOlder:
-        return {0, false, true};
+        return {0, false, true, false};
     }
-    return {0, false, false};
+    return {0, false, false, false};
   }
 };
 

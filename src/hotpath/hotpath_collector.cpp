@@ -123,6 +123,7 @@ struct HotCollector::Impl {
   std::uint32_t next_to_send = 0;
   std::uint32_t answered_count = 0;
   std::vector<float> vals;
+  std::vector<bool> key_written;  // some cell of the key was written in the epoch
   std::vector<bool> key_saturated;
   Clock::time_point last_poll;
   std::deque<EncodedPacket> updates;  // UPDATE packets waiting for the I/O thread
@@ -227,15 +228,24 @@ void HotCollector::Impl::HandleResult(const wire::Message& result) {
     Start();
   }
   const std::uint32_t k = header.seq;
-  const std::uint32_t num_arrays = hot_set->layout().num_arrays;
-  const std::uint16_t expected_slots = wire::LoadBig16(&plan.packets[k].bytes[10]);
-  if (header.slot_count != expected_slots) {
-    ++counters.ignored_packets;
-    return;
-  }
   if (answered[k]) {
     ++counters.duplicate_results;
     return;
+  }
+  // The RESULT holds the written cells only, each slot naming the COLLECT
+  // slot it answers, in increasing order; anything else is not the switch's.
+  const std::uint32_t num_arrays = hot_set->layout().num_arrays;
+  const std::uint16_t asked_slots = wire::LoadBig16(&plan.packets[k].bytes[10]);
+  std::uint32_t previous = 0;
+  for (std::uint32_t i = 0; i < header.slot_count; ++i) {
+    const wire::Slot& slot = result.slots[i];
+    const bool in_order = i == 0 || slot.index > previous;
+    if (!slot.valid || slot.index >= asked_slots || !in_order ||
+        plan.value_of_slot[std::size_t{k} * num_arrays + slot.index] == kNoValue) {
+      ++counters.ignored_packets;
+      return;
+    }
+    previous = slot.index;
   }
   answered[k] = true;
   if (k < next_to_send && !resent[k]) {
@@ -244,11 +254,13 @@ void HotCollector::Impl::HandleResult(const wire::Message& result) {
   }
   ++answered_count;
   ++counters.results;
-  for (std::uint32_t j = 0; j < header.slot_count; ++j) {
-    const std::uint32_t position = plan.value_of_slot[std::size_t{k} * num_arrays + j];
-    if (position == kNoValue) continue;
-    vals[position] = std::bit_cast<float>(result.slots[j].value);
-    if (result.slots[j].saturated) {
+  for (std::uint32_t i = 0; i < header.slot_count; ++i) {
+    const wire::Slot& slot = result.slots[i];
+    const std::uint32_t position = plan.value_of_slot[std::size_t{k} * num_arrays + slot.index];
+    vals[position] = std::bit_cast<float>(slot.value);
+    key_written[key_of_value[position]] = true;
+    ++counters.written_values;
+    if (slot.saturated) {
       key_saturated[key_of_value[position]] = true;
       ++counters.saturated_values;
     }
@@ -270,6 +282,7 @@ void HotCollector::Impl::Start() {
   next_to_send = 0;
   answered_count = 0;
   vals.assign(num_values, 0.0f);
+  key_written.assign(owned_keys.size(), false);
   key_saturated.assign(owned_keys.size(), false);
 }
 
@@ -279,10 +292,12 @@ void HotCollector::Impl::Finish(HotPathStatus status) {
   epoch.status = status;
   epoch.num_merged = options.num_workers;
   if (status == HotPathStatus::kOk) {
-    epoch.keys = owned_keys;
-    epoch.vals = std::move(vals);
-    epoch.lens = lens;
     for (std::size_t i = 0; i < owned_keys.size(); ++i) {
+      if (!key_written[i]) continue;
+      epoch.keys.push_back(owned_keys[i]);
+      epoch.lens.push_back(lens[i]);
+      const auto first = vals.begin() + first_value[i];
+      epoch.vals.insert(epoch.vals.end(), first, first + lens[i]);
       if (key_saturated[i]) epoch.saturated_keys.push_back(owned_keys[i]);
     }
     ++counters.epochs_collected;
@@ -363,9 +378,11 @@ void HotCollector::PublishUpdate(std::uint32_t epoch, std::span<const hot::Key> 
   const std::vector<std::uint32_t> first_value = CheckHotValues(*impl.hot_set, keys, vals, {});
   std::vector<hot::Key> sorted(keys.begin(), keys.end());
   std::sort(sorted.begin(), sorted.end());
-  if (sorted != impl.owned_keys) {
+  const bool unique = std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end();
+  if (!unique || !std::includes(impl.owned_keys.begin(), impl.owned_keys.end(), sorted.begin(),
+                                sorted.end())) {
     throw std::invalid_argument(
-        "hot update: the keys must be exactly the server's hot keys, each once (" +
+        "hot update: the keys must be the server's own hot keys, each at most once (" +
         std::to_string(keys.size()) + " given, " + std::to_string(impl.owned_keys.size()) +
         " owned)");
   }
@@ -379,6 +396,13 @@ void HotCollector::PublishUpdate(std::uint32_t epoch, std::span<const hot::Key> 
     std::lock_guard lock(impl.publish_mutex);
     packed = PackHotValues(*impl.hot_set, impl.packer, header, keys, first_value, vals);
   }
+  if (packed.packets.empty()) {
+    // Nothing changed: one empty UPDATE still tells the workers the epoch is done.
+    EncodedPacket empty;
+    empty.length = static_cast<std::uint16_t>(wire::Encode(header, {}, empty.bytes));
+    packed.packets.push_back(empty);
+  }
+  packed.packets.back().SetFlags(wire::kFlagLast);
   {
     std::lock_guard lock(impl.mutex);
     for (EncodedPacket& packet : packed.packets) impl.updates.push_back(packet);

@@ -61,7 +61,7 @@ struct HotSender::Impl {
         options(Checked(options_in, *hot_set)),
         socket(options.local),
         packer(hot_set->layout().num_arrays),
-        replica(*hot_set),
+        replica(*hot_set, options.key_owners, options.first_epoch),
         retry(options.retry),
         io([this] { Run(); }) {}
 
@@ -154,9 +154,10 @@ void HotSender::Impl::Run() {
       for (int turn = 0; turn < kBatchesPerTurn; ++turn) {
         const std::size_t n = batch.Receive(socket.fd());
         for (std::size_t i = 0; i < n; ++i) {
-          const std::uint64_t before = counters.replica_values;
+          const std::uint64_t values = counters.replica_values;
+          const std::uint64_t epochs = counters.replica_epochs;
           HandleDatagram(batch.payload(i));
-          replica_moved |= counters.replica_values != before;
+          replica_moved |= counters.replica_values != values || counters.replica_epochs != epochs;
         }
         if (n < kBatch) break;
       }
@@ -252,18 +253,18 @@ void HotSender::Impl::HandleAck(const wire::Header& ack) {
 
 void HotSender::Impl::HandleReplica(const wire::Message& message) {
   ++counters.replica_packets;
-  const HotReplica::ApplyResult result = replica.Apply(
-      message.header.epoch, std::span(message.slots.data(), message.header.slot_count));
+  const HotReplica::ApplyResult result =
+      replica.Apply(message.header, std::span(message.slots.data(), message.header.slot_count));
   counters.replica_values += result.advanced;
   counters.stale_replica_values += result.stale;
-  if (result.unknown != 0) ++counters.ignored_packets;
+  counters.replica_epochs += result.epochs_completed;
+  if (result.rejected || result.unknown != 0) ++counters.ignored_packets;
+  if (result.rejected) return;
   // The epoch is still arriving: on a slow link its REPLICAs take longer
   // than the gap timeout, so the timeout counts from the latest one.
-  if (result.advanced != 0) {
-    const Clock::time_point later = Clock::now() + options.replica_gap_timeout;
-    for (auto& [epoch, deadline] : gap_deadlines) {
-      if (epoch <= message.header.epoch) deadline = std::max(deadline, later);
-    }
+  const Clock::time_point later = Clock::now() + options.replica_gap_timeout;
+  for (auto& [epoch, deadline] : gap_deadlines) {
+    if (epoch <= message.header.epoch) deadline = std::max(deadline, later);
   }
 }
 

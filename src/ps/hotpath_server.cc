@@ -1,12 +1,15 @@
 #include "ps/internal/hotpath_server.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <list>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "hotpath_node.h"
 #include "libra/hotpath_collector.h"
@@ -68,9 +71,18 @@ class ServerPathImpl final : public ServerPath {
                             : install.owners[i] == static_cast<uint32_t>(rank);
       if (mine) owned.push_back(keys[i].key);
     }
+    std::sort(owned.begin(), owned.end());
     std::lock_guard<std::mutex> lock(mu_);
     hot_set_ = install.hot_set;
-    owned_keys_ = owned.size();
+    owned_keys_.CopyFrom(owned.data(), owned.size());
+    owned_lens_.clear();
+    owned_values_ = 0;
+    for (libra::hot::Key key : owned) {
+      const int len = static_cast<int>(hot_set_->keys()[hot_set_->Find(key)].value_len);
+      published_offset_[key] = {owned_values_, static_cast<size_t>(len)};
+      owned_lens_.push_back(len);
+      owned_values_ += static_cast<size_t>(len);
+    }
     if (owned.empty() || stopping_) return;
     libra::hotpath::HotCollectorOptions options;
     options.job_id = install.job_id;
@@ -110,31 +122,40 @@ class ServerPathImpl final : public ServerPath {
       push.lens.CopyFrom(epoch->lens.data(), epoch->lens.size());
       if (!Call(push)) return;
 
+      // The handle answers for every owned key, so the copy kept for repairs
+      // stays whole; only the keys pushed this epoch changed, and only those
+      // go out, except in the first epoch, which gives the workers' replicas
+      // their first value of every key.
       Request pull;
-      pull.keys = push.keys;
-      pull.lens = push.lens;
+      pull.keys = owned_keys_;
+      pull.lens = owned_lens_;
       std::optional<SArray<float>> values = Call(pull);
       if (!values) return;
-      if (values->size() != epoch->vals.size()) {
+      if (values->size() != owned_values_) {
         LOG(ERROR) << "libra: the request handle answered the hot keys' pull with "
-                   << values->size() << " values, not " << epoch->vals.size() << "; epoch "
+                   << values->size() << " values, not " << owned_values_ << "; epoch "
                    << epoch->epoch << " not replicated";
         continue;
       }
       std::lock_guard<std::mutex> lock(mu_);
       if (!collector_) return;
-      collector_->PublishUpdate(epoch->epoch, epoch->keys,
-                                std::span<const float>(values->data(), values->size()));
+      const bool first = !published_epoch_.has_value();
+      std::vector<float> changed;
+      if (!first) {
+        for (libra::hot::Key key : epoch->keys) {
+          const auto [offset, len] = published_offset_.at(key);
+          changed.insert(changed.end(), values->begin() + offset, values->begin() + offset + len);
+        }
+      }
+      const std::span<const libra::hot::Key> keys =
+          first ? std::span<const libra::hot::Key>(owned_keys_.data(), owned_keys_.size())
+                : std::span<const libra::hot::Key>(epoch->keys);
+      collector_->PublishUpdate(epoch->epoch, keys,
+                                first ? std::span<const float>(values->data(), values->size())
+                                      : std::span<const float>(changed));
       ++epochs_applied_;
       // Kept to answer REPAIRs of workers that lost some of the REPLICAs.
       published_epoch_ = epoch->epoch;
-      if (published_offset_.empty()) {
-        size_t offset = 0;
-        for (size_t i = 0; i < epoch->keys.size(); ++i) {
-          published_offset_[epoch->keys[i]] = {offset, static_cast<size_t>(epoch->lens[i])};
-          offset += epoch->lens[i];
-        }
-      }
       published_vals_.assign(values->begin(), values->end());
       AnswerWaitingRepairs();
     }
@@ -192,7 +213,7 @@ class ServerPathImpl final : public ServerPath {
     std::lock_guard<std::mutex> lock(mu_);
     nlohmann::json out = {{"role", "server"},
                           {"epochs_collected", epochs_applied_},
-                          {"owned_hot_keys", owned_keys_},
+                          {"owned_hot_keys", owned_keys_.size()},
                           {"repairs_answered", repairs_answered_}};
     if (hot_set_) {
       out["hot_keys"] = hot_set_->size();
@@ -206,6 +227,7 @@ class ServerPathImpl final : public ServerPath {
                         {"collect_packets", c.collect_packets},
                         {"retransmissions", c.retransmissions},
                         {"results", c.results},
+                        {"written_values", c.written_values},
                         {"saturated_values", c.saturated_values},
                         {"update_packets", c.update_packets},
                         {"packets_sent", c.packets_sent},
@@ -222,7 +244,9 @@ class ServerPathImpl final : public ServerPath {
   std::condition_variable answered_;
   bool stopping_ = false;
   std::shared_ptr<const libra::hot::HotSet> hot_set_;
-  size_t owned_keys_ = 0;
+  SArray<libra::hot::Key> owned_keys_;  // ascending
+  SArray<int> owned_lens_;
+  size_t owned_values_ = 0;
   std::unique_ptr<libra::hotpath::HotCollector> collector_;
   ThreadsafeQueue<std::optional<CollectedEpoch>> epochs_;
   std::map<int, SArray<float>> responses_;

@@ -161,6 +161,8 @@ class WorkerPathImpl final : public WorkerPath {
     options.worker_id = static_cast<uint16_t>(join.rank);
     options.switch_address = Config().switch_data;
     options.local = join.address;
+    options.first_epoch = install.first_epoch;
+    options.key_owners = KeyOwners(install);
     sender_ = std::make_unique<libra::hotpath::HotSender>(hot_set_, options);
     sender_->OnReplicaGap([this](const libra::hotpath::ReplicaGap& gap) {
       {
@@ -171,6 +173,26 @@ class WorkerPathImpl final : public WorkerPath {
     });
     LOG(INFO) << "libra: worker " << join.rank << " on the hot path from epoch "
               << install.first_epoch << " (" << hot_set_->size() << " hot keys)";
+  }
+
+  // The server that publishes each hot key: the same rule the servers use
+  // to pick the keys they collect (hotpath_server.cc).
+  static std::vector<uint16_t> KeyOwners(const Install& install) {
+    const auto keys = install.hot_set->keys();
+    std::vector<uint16_t> owners(keys.size(), 0);
+    const std::vector<Range> ranges = Postoffice::Get()->GetServerKeyRanges();
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (!install.owners.empty()) {
+        owners[i] = static_cast<uint16_t>(install.owners[i]);
+        continue;
+      }
+      for (size_t s = 0; s < ranges.size(); ++s) {
+        if (keys[i].key >= ranges[s].begin() && keys[i].key < ranges[s].end()) {
+          owners[i] = static_cast<uint16_t>(s);
+        }
+      }
+    }
+    return owners;
   }
 
   // Keys of the hot set whose length matches it go hot, in the push's order.
@@ -366,6 +388,7 @@ class WorkerPathImpl final : public WorkerPath {
         {"packets_sent", c.packets_sent},           {"bytes_sent", c.bytes_sent},
         {"packets_received", c.packets_received},   {"bytes_received", c.bytes_received},
         {"replica_packets", c.replica_packets},     {"replica_gaps", c.replica_gaps},
+        {"replica_epochs", c.replica_epochs},       {"replica_values", c.replica_values},
         {"malformed_packets", c.malformed_packets}, {"ignored_packets", c.ignored_packets}};
     return out;
   }

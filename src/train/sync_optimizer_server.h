@@ -13,13 +13,14 @@
 //
 // With Libra's hot path on, an iteration reaches a server by two paths that
 // carry disjoint keys: the hot keys as one push from the switch
-// (KVMeta::from_switch, num_merged = N, every hot key the server owns) and
+// (KVMeta::from_switch, num_merged = N, the pushed hot keys it owns) and
 // the cold keys as the N workers' own pushes. Each path keeps its own rounds,
 // so neither waits for the other: the switch's push completes its round at
 // once and is applied and answered, the workers' pushes as above. The switch
-// sends every hot key the server owns, with an exact 0 sum where no worker
-// pushed the key this epoch; such keys are skipped, so the optimizer steps
-// exactly the keys the plain parameter server would step.
+// returns only the hot keys some worker pushed this epoch; a key whose sum
+// is exactly 0 is skipped too (as it always was when the switch returned
+// every key), so the optimizer steps the keys the plain parameter server
+// would step, less those whose gradients cancel exactly.
 //
 // With several servers every worker pushes to every server each iteration,
 // with an empty request where it has no keys there (see every_server_slicer.h),

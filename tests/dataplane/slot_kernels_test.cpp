@@ -13,6 +13,7 @@
 #include <random>
 #include <vector>
 
+#include "common/result_slots.h"
 #include "dataplane/program.h"
 #include "dataplane/stages.h"
 
@@ -255,13 +256,16 @@ TEST_P(WideProgramTest, EpochsMatchReferenceSums) {
       wire::Message result;
       ASSERT_EQ(wire::Decode(out[0].payload(), &result), wire::DecodeError::kNone);
       ASSERT_EQ(result.header.type, wire::MessageType::kResult);
+      const auto by_slot = libra::testing::ResultBySlot(result);
       for (int j = 0; j < slots_per_packet; ++j) {
         const auto key = std::make_pair(j, i);
         const auto sum = sums.find(key);
         const std::int32_t expected = sum == sums.end() ? 0 : sum->second;
-        ASSERT_EQ(result.slots[static_cast<std::size_t>(j)].value, codec.ToFloatBits(expected))
+        ASSERT_EQ(by_slot[static_cast<std::size_t>(j)].valid, sum != sums.end())
             << "epoch " << epoch << " array " << j << " cell " << i;
-        ASSERT_EQ(result.slots[static_cast<std::size_t>(j)].saturated, flagged.count(key) != 0)
+        ASSERT_EQ(by_slot[static_cast<std::size_t>(j)].value, codec.ToFloatBits(expected))
+            << "epoch " << epoch << " array " << j << " cell " << i;
+        ASSERT_EQ(by_slot[static_cast<std::size_t>(j)].saturated, flagged.count(key) != 0)
             << "epoch " << epoch << " array " << j << " cell " << i;
       }
     }

@@ -50,7 +50,7 @@ TEST(WireTest, IsBigEndianOnTheWire) {
   std::vector<std::uint8_t> bytes(EncodedSize(1));
   ASSERT_EQ(Encode(header, {&slot, 1}, bytes), bytes.size());
   const std::vector<std::uint8_t> expected = {
-      1,    1,    0,    0,    0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0,    1,    0x01, 0x02,
+      2,    1,    0,    0,    0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0,    1,    0x01, 0x02,
       0x03, 0x04, 0x0a, 0x0b, 0x0c, 0x0d, 0x80, 0x01, 0x23, 0x45, 0x3f, 0x80, 0x00, 0x00};
   EXPECT_EQ(bytes, expected);
 }
@@ -71,7 +71,7 @@ TEST(WireTest, RejectsMalformedBuffersWithAReason) {
   EXPECT_EQ(Decode(longer, &message), DecodeError::kOversized);
 
   std::vector<std::uint8_t> bad = bytes;
-  bad[0] = 2;
+  bad[0] = 1;  // version 1 (before compacted RESULTs) is not understood
   EXPECT_EQ(Decode(bad, &message), DecodeError::kBadVersion);
   bad = bytes;
   bad[1] = 0;

@@ -1,5 +1,7 @@
-// Replica bookkeeping: cells move forward only, the replica's epoch is the
-// oldest cell's, and the cells still behind an epoch are named as its gap.
+// Replica bookkeeping: a server's keys reach an epoch when its UPDATE stream
+// of every epoch up to it is complete (LAST tells the length), values move
+// forward only, and a server that lost packets is the gap until a repair
+// brings all of its keys.
 #include "hotpath/hot_replica.h"
 
 #include <gtest/gtest.h>
@@ -18,6 +20,8 @@ HotSet MakeHotSet() {
   return hot::PlaceHotSet({{1, 1, 30}, {2, 2, 20}, {3, 1, 10}}, hot::SwitchLayout{2, 4, 2},
                           hot::HeatPlacement());
 }
+// Keys 1 and 2 are server 0's, key 3 server 1's.
+const std::vector<std::uint16_t> kOwners = {0, 0, 1};
 
 // The REPLICA slots that carry `vals` for `keys` (one packet per value, for
 // simplicity: slot j = the value's array).
@@ -35,24 +39,50 @@ std::vector<std::vector<wire::Slot>> SlotsFor(const HotSet& set, std::vector<hot
   return packets;
 }
 
-TEST(HotReplica, ReachesAnEpochOnlyWhenEveryCellHasIt) {
+wire::Header Replica(std::uint16_t server, std::uint32_t epoch, std::uint32_t seq,
+                     bool last = false) {
+  wire::Header header;
+  header.type = wire::MessageType::kReplica;
+  header.node_id = server;
+  header.epoch = epoch;
+  header.seq = seq;
+  header.flags = last ? wire::kFlagLast : 0;
+  return header;
+}
+
+// Applies packets as one stream of (server, epoch), the last one flagged LAST.
+void ApplyStream(HotReplica& replica, std::uint16_t server, std::uint32_t epoch,
+                 const std::vector<std::vector<wire::Slot>>& packets) {
+  if (packets.empty()) {
+    replica.Apply(Replica(server, epoch, 0, true), {});
+    return;
+  }
+  for (std::uint32_t i = 0; i < packets.size(); ++i) {
+    replica.Apply(Replica(server, epoch, i, i + 1 == packets.size()), packets[i]);
+  }
+}
+
+TEST(HotReplica, AServerReachesAnEpochWhenItsStreamIsComplete) {
   const HotSet set = MakeHotSet();
-  HotReplica replica(set);
+  HotReplica replica(set, kOwners, 4);
   EXPECT_EQ(replica.MinEpoch(), std::nullopt);
   EXPECT_EQ(replica.MaxEpoch(), std::nullopt);
   EXPECT_FALSE(replica.Reached(std::vector<hot::Key>{1}, std::nullopt));
 
-  auto packets = SlotsFor(set, {1, 2, 3}, {0.5f, 1.5f, 2.5f, 3.5f});
-  for (std::size_t i = 0; i + 1 < packets.size(); ++i) {
-    EXPECT_EQ(replica.Apply(4, packets[i]).advanced, 1u);
-  }
-  EXPECT_EQ(replica.MinEpoch(), std::nullopt);  // key 3 has no value yet
+  // Epoch 4 is the first: every value of server 0 (3 packets), LAST last.
+  auto packets = SlotsFor(set, {1, 2}, {0.5f, 1.5f, 2.5f});
+  EXPECT_EQ(replica.Apply(Replica(0, 4, 0), packets[0]).advanced, 1u);
+  EXPECT_EQ(replica.Apply(Replica(0, 4, 2, true), packets[2]).epochs_completed, 0u);
   EXPECT_EQ(replica.MaxEpoch(), 4u);
+  EXPECT_FALSE(replica.Reached(std::vector<hot::Key>{2}, 4u));  // seq 1 still missing
+  EXPECT_TRUE(replica.Reached(std::vector<hot::Key>{1}, 4u));   // its cells hold epoch 4
+  EXPECT_EQ(replica.MissingKeys(4), (std::vector<hot::Key>{1, 2, 3}));
+  EXPECT_EQ(replica.Apply(Replica(0, 4, 1), packets[1]).epochs_completed, 1u);
   EXPECT_TRUE(replica.Reached(std::vector<hot::Key>{1, 2}, 4u));
-  EXPECT_FALSE(replica.Reached(std::vector<hot::Key>{3}, std::nullopt));
+  EXPECT_EQ(replica.MinEpoch(), std::nullopt);  // server 1 has published nothing yet
   EXPECT_EQ(replica.MissingKeys(4), std::vector<hot::Key>{3});
 
-  replica.Apply(4, packets.back());
+  ApplyStream(replica, 1, 4, SlotsFor(set, {3}, {3.5f}));
   EXPECT_EQ(replica.MinEpoch(), 4u);
   std::vector<float> vals;
   std::vector<int> lens;
@@ -61,26 +91,96 @@ TEST(HotReplica, ReachesAnEpochOnlyWhenEveryCellHasIt) {
   EXPECT_EQ(lens, (std::vector<int>{1, 2}));
 }
 
+TEST(HotReplica, ASparseEpochLeavesUntouchedKeysCurrent) {
+  const HotSet set = MakeHotSet();
+  HotReplica replica(set, kOwners, 0);
+  ApplyStream(replica, 0, 0, SlotsFor(set, {1, 2}, {1, 2, 3}));
+  ApplyStream(replica, 1, 0, SlotsFor(set, {3}, {4}));
+  // Epoch 1: server 0 changed key 1 only, server 1 nothing (one empty LAST).
+  ApplyStream(replica, 0, 1, SlotsFor(set, {1}, {10}));
+  EXPECT_EQ(replica.MinEpoch(), 0u);
+  EXPECT_FALSE(replica.Reached(std::vector<hot::Key>{3}, 1u));
+  ApplyStream(replica, 1, 1, {});
+  EXPECT_EQ(replica.MinEpoch(), 1u);
+  EXPECT_TRUE(replica.Reached(std::vector<hot::Key>{1, 2, 3}, 1u));
+  std::vector<float> vals;
+  replica.Read(std::vector<hot::Key>{1, 2, 3}, &vals, nullptr);
+  EXPECT_EQ(vals, (std::vector<float>{10, 2, 3, 4}));
+}
+
+TEST(HotReplica, StreamsCompleteInEpochOrderWhateverOrderTheyArriveIn) {
+  const HotSet set = MakeHotSet();
+  HotReplica replica(set, std::vector<std::uint16_t>{}, 0);  // server 0 owns all
+  ApplyStream(replica, 0, 0, SlotsFor(set, {1, 2, 3}, {1, 2, 3, 4}));
+  // Epoch 2 complete before epoch 1 (whose LAST came before its seq 0).
+  auto one = SlotsFor(set, {2}, {20, 30});
+  ApplyStream(replica, 0, 2, SlotsFor(set, {2}, {200, 300}));
+  replica.Apply(Replica(0, 1, 1, true), one[1]);
+  EXPECT_EQ(replica.MinEpoch(), 0u);
+  EXPECT_EQ(replica.MaxEpoch(), 2u);
+  EXPECT_EQ(replica.Apply(Replica(0, 1, 0), one[0]).epochs_completed, 2u);
+  EXPECT_EQ(replica.MinEpoch(), 2u);
+  // Epoch 1's values came after epoch 2's: the cells keep epoch 2's.
+  std::vector<float> vals;
+  replica.Read(std::vector<hot::Key>{2}, &vals, nullptr);
+  EXPECT_EQ(vals, (std::vector<float>{200, 300}));
+}
+
+TEST(HotReplica, ARepairOfAllAServersKeysCompletesIt) {
+  const HotSet set = MakeHotSet();
+  HotReplica replica(set, kOwners, 0);
+  ApplyStream(replica, 0, 0, SlotsFor(set, {1, 2}, {1, 2, 3}));
+  ApplyStream(replica, 1, 0, SlotsFor(set, {3}, {4}));
+  // Epoch 1 of server 0 lost its seq 0; epoch 2 arrived whole.
+  auto lost = SlotsFor(set, {1, 2}, {5, 6, 7});
+  replica.Apply(Replica(0, 1, 1), lost[1]);
+  replica.Apply(Replica(0, 1, 2, true), lost[2]);
+  ApplyStream(replica, 0, 2, SlotsFor(set, {1}, {50}));
+  ApplyStream(replica, 1, 1, {});
+  ApplyStream(replica, 1, 2, {});
+  EXPECT_EQ(replica.MinEpoch(), 0u);
+  EXPECT_EQ(replica.MissingKeys(1), (std::vector<hot::Key>{1, 2}));
+  // Some of the keys: they are current, the server is not.
+  replica.ApplyKeys(1, std::vector<hot::Key>{2}, std::vector<float>{6, 7});
+  EXPECT_TRUE(replica.Reached(std::vector<hot::Key>{2}, 1u));
+  EXPECT_EQ(replica.MinEpoch(), 0u);
+  // All of them: epoch 1 is complete, and so is epoch 2, which waited for it.
+  const HotReplica::ApplyResult repaired =
+      replica.ApplyKeys(1, std::vector<hot::Key>{1, 2}, std::vector<float>{5, 6, 7});
+  EXPECT_EQ(repaired.epochs_completed, 2u);
+  EXPECT_EQ(replica.MinEpoch(), 2u);
+  std::vector<float> vals;
+  replica.Read(std::vector<hot::Key>{1, 2}, &vals, nullptr);
+  EXPECT_EQ(vals, (std::vector<float>{50, 6, 7}));  // key 1 keeps epoch 2's value
+}
+
+TEST(HotReplica, PacketsNoStreamCanHoldAreRejectedWithoutTouchingValues) {
+  const HotSet set = MakeHotSet();
+  HotReplica replica(set, kOwners, 0);
+  const auto packets = SlotsFor(set, {1}, {9});
+  EXPECT_TRUE(replica.Apply(Replica(2, 0, 0, true), packets[0]).rejected);   // no server 2
+  EXPECT_TRUE(replica.Apply(Replica(0, 40, 0, true), packets[0]).rejected);  // far ahead
+  EXPECT_TRUE(replica.Apply(Replica(0, 0, 1000), packets[0]).rejected);      // longer than any
+  EXPECT_EQ(replica.MaxEpoch(), std::nullopt);
+  EXPECT_FALSE(replica.Reached(std::vector<hot::Key>{1}, std::nullopt));
+
+  replica.Apply(Replica(0, 0, 1, true), packets[0]);
+  EXPECT_TRUE(replica.Apply(Replica(0, 0, 2, true), packets[0]).rejected);  // a second LAST
+  EXPECT_TRUE(replica.Apply(Replica(0, 0, 3), packets[0]).rejected);        // past the LAST
+  // A key of server 1 in a packet of server 0 is not taken.
+  EXPECT_EQ(replica.Apply(Replica(0, 0, 0), SlotsFor(set, {3}, {1})[0]).unknown, 1u);
+  EXPECT_FALSE(replica.Reached(std::vector<hot::Key>{3}, std::nullopt));
+}
+
 TEST(HotReplica, OlderAndRepeatedValuesAreStale) {
   const HotSet set = MakeHotSet();
-  HotReplica replica(set);
-  const std::vector<hot::Key> all = {1, 2, 3};
-  replica.ApplyKeys(6, all, std::vector<float>{1, 2, 3, 4});
-  auto older = SlotsFor(set, {2}, {-1.0f, -2.0f});
-  const HotReplica::ApplyResult result = replica.Apply(5, older[0]);
-  EXPECT_EQ(result.advanced, 0u);
-  EXPECT_EQ(result.stale, 1u);
-  EXPECT_EQ(replica.Apply(6, older[1]).stale, 1u);  // same epoch again: already there
-
-  // One cell of key 2 moves to epoch 7; the replica stays at 6 and key 2 is
-  // not yet at 7 until its other cell follows.
-  EXPECT_EQ(replica.Apply(7, older[0]).advanced, 1u);
+  HotReplica replica(set, std::vector<std::uint16_t>{}, 5);
+  replica.ApplyKeys(6, std::vector<hot::Key>{1, 2, 3}, std::vector<float>{1, 2, 3, 4});
   EXPECT_EQ(replica.MinEpoch(), 6u);
-  EXPECT_EQ(replica.MaxEpoch(), 7u);
-  EXPECT_FALSE(replica.Reached(std::vector<hot::Key>{2}, 7u));
-  EXPECT_EQ(replica.MissingKeys(7), (std::vector<hot::Key>{1, 2, 3}));
-  replica.ApplyKeys(7, std::vector<hot::Key>{1, 3}, std::vector<float>{9, 9});
-  EXPECT_EQ(replica.MissingKeys(7), std::vector<hot::Key>{2});
+  auto older = SlotsFor(set, {2}, {-1.0f, -2.0f});
+  EXPECT_EQ(replica.Apply(Replica(0, 5, 0), older[0]).stale, 1u);
+  EXPECT_EQ(replica.Apply(Replica(0, 6, 0), older[1]).stale, 1u);
+  EXPECT_EQ(replica.Apply(Replica(0, 7, 0), older[0]).advanced, 1u);
   std::vector<float> vals;
   replica.Read(std::vector<hot::Key>{2}, &vals, nullptr);
   EXPECT_EQ(vals, (std::vector<float>{-1.0f, 3.0f}));
@@ -93,15 +193,15 @@ TEST(HotReplica, SlotsOfFreeCellsAreCountedNotStored) {
   // Four values occupy 4 of the 8 cells; index 3 of both arrays is free.
   slots[0] = {true, false, 3, 0};
   slots[1] = {true, false, 3, 0};
-  EXPECT_EQ(replica.Apply(1, slots).unknown, 2u);
+  EXPECT_EQ(replica.Apply(Replica(0, 1, 0), slots).unknown, 2u);
   std::vector<wire::Slot> too_wide(3);
   too_wide[2] = {true, false, 0, 0};  // there is no array 2
-  EXPECT_EQ(replica.Apply(1, too_wide).unknown, 1u);
-  EXPECT_EQ(replica.MaxEpoch(), std::nullopt);
+  EXPECT_EQ(replica.Apply(Replica(0, 1, 1), too_wide).unknown, 1u);
   EXPECT_THROW(replica.ApplyKeys(1, std::vector<hot::Key>{99}, std::vector<float>{1}),
                std::invalid_argument);
   EXPECT_THROW(replica.ApplyKeys(1, std::vector<hot::Key>{2}, std::vector<float>{1}),
                std::invalid_argument);
+  EXPECT_THROW((void)HotReplica(set, std::vector<std::uint16_t>{0, 1}), std::invalid_argument);
 }
 
 }  // namespace

@@ -82,16 +82,18 @@ Push MakePush(const hot::HotSet& set, std::mt19937_64& rng) {
   return push;
 }
 
-// The switch's sum of one epoch, key -> float bits per value.
+// The switch's sum of one epoch, key -> float bits per value, for the keys
+// some worker pushed (the only ones the switch returns).
 std::map<Key, std::vector<std::uint32_t>> ReferenceSums(const hot::HotSet& set,
                                                         const std::vector<Push>& pushes) {
   const dataplane::FixedPointCodec codec(kScale);
   std::map<Key, std::vector<std::int32_t>> fixed;
-  for (const hot::HotKey& key : set.keys()) fixed[key.key].assign(key.value_len, 0);
   for (const Push& push : pushes) {
     std::size_t position = 0;
     for (const Key key : push.keys) {
-      for (std::int32_t& sum : fixed[key]) {
+      auto& sums = fixed[key];
+      sums.resize(set.keys()[set.Find(key)].value_len, 0);
+      for (std::int32_t& sum : sums) {
         const auto addend = codec.ToFixed(std::bit_cast<std::uint32_t>(push.vals[position++]));
         sum = dataplane::SaturatingAdd(sum, addend.value).value;
       }
@@ -139,8 +141,16 @@ struct Cluster {
     job.cells_per_array = kCells;
     job.scale_bits = kScale;
     job.slots_per_packet = kArrays;
+    std::map<Key, std::uint16_t> owner;
+    for (int s = 0; s < servers; ++s) {
+      for (const Key key : owned[s]) owner[key] = static_cast<std::uint16_t>(s);
+    }
+    std::vector<std::uint16_t> key_owners;
+    for (const hot::HotKey& key : hot_set->keys()) key_owners.push_back(owner.at(key.key));
+    published_once.assign(servers, false);
     for (int w = 0; w < workers; ++w) {
       HotSenderOptions options;
+      options.key_owners = key_owners;
       options.job_id = kJobId;
       options.worker_id = static_cast<std::uint16_t>(w);
       options.switch_address = sw.data;
@@ -168,8 +178,10 @@ struct Cluster {
     }
   }
 
-  // Collects epoch `epoch` on every server, checks the sums against the
-  // reference bit for bit, applies SGD and publishes the new values.
+  // Collects epoch `epoch` on every server, checks the sums of the pushed
+  // keys against the reference bit for bit, applies SGD and publishes the
+  // new values: the changed ones, or every owned one in a server's first
+  // epoch (as the PS runtime does).
   void CollectCheckPublish(std::uint32_t epoch, const std::vector<Push>& pushes) {
     const auto reference = ReferenceSums(*hot_set, pushes);
     for (std::size_t s = 0; s < collectors.size(); ++s) {
@@ -179,10 +191,13 @@ struct Cluster {
       ASSERT_EQ(collected->epoch, epoch);
       EXPECT_EQ(collected->num_merged, senders.size());
       EXPECT_TRUE(collected->saturated_keys.empty());
-      ASSERT_EQ(collected->keys, owned[s]);
+      std::vector<Key> pushed;
+      for (const Key key : owned[s]) {
+        if (reference.count(key) != 0) pushed.push_back(key);
+      }
+      ASSERT_EQ(collected->keys, pushed);
       ASSERT_EQ(collected->lens.size(), collected->keys.size());
       std::size_t position = 0;
-      std::vector<float> new_values;
       for (std::size_t i = 0; i < collected->keys.size(); ++i) {
         const Key key = collected->keys[i];
         const auto& expected = reference.at(key);
@@ -191,17 +206,22 @@ struct Cluster {
           ASSERT_EQ(std::bit_cast<std::uint32_t>(collected->vals[position]), expected[v])
               << "epoch " << epoch << " key " << key << " value " << v;
           params[key][v] -= 0.5f * collected->vals[position];
-          new_values.push_back(params[key][v]);
         }
       }
-      {
-        std::lock_guard lock(published_mutex);
-        published[epoch].first.insert(published[epoch].first.end(), collected->keys.begin(),
-                                      collected->keys.end());
-        published[epoch].second.insert(published[epoch].second.end(), new_values.begin(),
-                                       new_values.end());
+      const std::vector<Key>& keys = published_once[s] ? collected->keys : owned[s];
+      std::vector<float> new_values;
+      for (const Key key : keys) {
+        new_values.insert(new_values.end(), params[key].begin(), params[key].end());
       }
-      collectors[s]->PublishUpdate(epoch, collected->keys, new_values);
+      collectors[s]->PublishUpdate(epoch, keys, new_values);
+      published_once[s] = true;
+    }
+    // What a server answers a repair with: every value as of this epoch.
+    std::lock_guard lock(published_mutex);
+    auto& [keys, values] = published[epoch];
+    for (const hot::HotKey& key : hot_set->keys()) {
+      keys.push_back(key.key);
+      values.insert(values.end(), params[key.key].begin(), params[key.key].end());
     }
   }
 
@@ -245,6 +265,7 @@ struct Cluster {
   std::vector<std::unique_ptr<HotCollector>> collectors;
   std::unique_ptr<switchd::ControlClient> control;
   std::map<Key, std::vector<float>> params;  // the servers' model
+  std::vector<bool> published_once;          // per server
   std::mutex published_mutex;
   std::map<std::uint32_t, std::pair<std::vector<Key>, std::vector<float>>> published;
 };
@@ -471,8 +492,11 @@ TEST(HotPathSwitchd, BadPushesAreRefusedWithoutHarm) {
   std::vector<float> vals;
   EXPECT_THROW(sender.Pull(cold, &vals, nullptr, 1ms), std::invalid_argument);
   EXPECT_EQ(sender.Pull(hot_key, &vals, nullptr, 1ms), HotPathStatus::kTimeout);
-  EXPECT_THROW(cluster.collectors[0]->PublishUpdate(5, hot_key, std::vector<float>{1.0f}),
-               std::invalid_argument);  // not every owned key
+  EXPECT_THROW(cluster.collectors[0]->PublishUpdate(5, std::vector<Key>{10, 10},
+                                                    std::vector<float>{1.0f, 1.0f}),
+               std::invalid_argument);  // a key twice
+  EXPECT_THROW(cluster.collectors[0]->PublishUpdate(5, cold, std::vector<float>{1.0f}),
+               std::invalid_argument);  // not a hot key
 }
 
 // Junk and foreign datagrams at the engines' sockets are counted and

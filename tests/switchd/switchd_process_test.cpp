@@ -2,6 +2,8 @@
 // (threads) and a scripted server that retransmit on timeout. The sums must
 // match, bit for bit, a reference computed here with the same conversion code,
 // with and without injected loss.
+#include "common/switchd_process.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -16,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "common/switchd_process.h"
+#include "common/result_slots.h"
 #include "libra/pipeline_fixed_point.h"
 #include "libra/switch_control_client.h"
 #include "libra/wire.h"
@@ -223,17 +225,17 @@ TEST_P(SwitchdProcessTest, SumsMatchTheReferenceBitForBit) {
 
     for (std::uint32_t cell = 0; cell < kCells; ++cell) {
       const int server = static_cast<int>(cell % kServers);
-      const wire::Message result =
-          Collect(*servers[server], sw.data, server, epoch, cell, &readies);
+      const auto result = libra::testing::ResultBySlot(
+          Collect(*servers[server], sw.data, server, epoch, cell, &readies));
       for (int j = 0; j < kSlots; ++j) {
         std::int32_t sum = 0;
         for (int w = 0; w < kWorkers; ++w) {
           const float x = gradients[epoch][w][j][cell];
           if (!std::isnan(x)) sum += codec.ToFixed(std::bit_cast<std::uint32_t>(x)).value;
         }
-        ASSERT_EQ(result.slots[j].value, codec.ToFloatBits(sum))
+        ASSERT_EQ(result[j].value, codec.ToFloatBits(sum))
             << "epoch " << epoch << " array " << j << " cell " << cell;
-        ASSERT_FALSE(result.slots[j].saturated);
+        ASSERT_FALSE(result[j].saturated);
       }
     }
   }
