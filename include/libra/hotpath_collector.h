@@ -29,7 +29,9 @@ struct HotCollectorOptions {
   UdpEndpoint local{0x7f000001, 0};
   std::uint32_t num_workers = 1;  // N: each sum covers this many pushes
   std::uint32_t first_epoch = 0;  // the first epoch to collect
-  // COLLECT requests outstanding at once.
+  // COLLECT requests outstanding at once. Larger windows were tried on
+  // rate-limited links: without congestion control the tail of a burst waits
+  // in the link's queue past the RTT-based timeout and is resent.
   std::uint32_t window = 64;
   RetryPolicy retry;
   // With no READY for the next epoch this long, one COLLECT asks whether it

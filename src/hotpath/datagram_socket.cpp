@@ -28,10 +28,15 @@ sockaddr_in ToSockaddr(const UdpEndpoint& endpoint) {
 DatagramSocket::DatagramSocket(const UdpEndpoint& local, int buffer_bytes) {
   fd_ = ::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd_ < 0) ThrowErrno("hotpath: socket");
-  // Bursts of DATA or REPLICA packets should queue rather than drop; the
-  // kernel caps the request at net.core.[rw]mem_max.
-  ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &buffer_bytes, sizeof(buffer_bytes));
-  ::setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &buffer_bytes, sizeof(buffer_bytes));
+  // Bursts of DATA, COLLECT or REPLICA packets should queue rather than
+  // drop. Without CAP_NET_ADMIN the kernel caps the request at
+  // net.core.[rw]mem_max (often 208 KiB, less than a window of COLLECTs).
+  if (::setsockopt(fd_, SOL_SOCKET, SO_RCVBUFFORCE, &buffer_bytes, sizeof(buffer_bytes)) != 0) {
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &buffer_bytes, sizeof(buffer_bytes));
+  }
+  if (::setsockopt(fd_, SOL_SOCKET, SO_SNDBUFFORCE, &buffer_bytes, sizeof(buffer_bytes)) != 0) {
+    ::setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &buffer_bytes, sizeof(buffer_bytes));
+  }
   const sockaddr_in address = ToSockaddr(local);
   if (::bind(fd_, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0) {
     const int error = errno;
