@@ -124,7 +124,10 @@ HotReplica::ApplyResult HotReplica::ApplyKeys(std::uint32_t epoch, std::span<con
                                               std::span<const float> vals) {
   ApplyResult result;
   std::size_t position = 0;
+  // Distinct keys per server: a key named twice must not stand in for
+  // another one when deciding whether a server's keys all came.
   std::vector<std::uint64_t> keys_given(servers_.size(), 0);
+  std::vector<bool> given(hot_set_.size(), false);
   for (const hot::Key key : keys) {
     const std::uint32_t index = hot_set_.Find(key);
     if (index == hot::HotSet::kCold) {
@@ -138,7 +141,10 @@ HotReplica::ApplyResult HotReplica::ApplyKeys(std::uint32_t epoch, std::span<con
       const bool advanced = Store(first_value_[index] + v, epoch + 1, vals[position++]);
       advanced ? ++result.advanced : ++result.stale;
     }
-    ++keys_given[owner_[index]];
+    if (!given[index]) {
+      given[index] = true;
+      ++keys_given[owner_[index]];
+    }
   }
   if (position != vals.size()) {
     throw std::invalid_argument("replica: more values than the keys take");

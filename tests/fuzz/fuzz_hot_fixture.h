@@ -1,9 +1,12 @@
 // The small hot set that the hot-path fuzz targets and their seed generator
 // share: 4 register arrays of 8 cells, 5 keys taking 8 values, so that a
 // mutated slot index often lands on a cell that holds a value and often on
-// one that does not.
+// one that does not. Two servers split the keys (FuzzKeyOwners), so that a
+// replica follows two UPDATE streams at once.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -14,6 +17,7 @@ namespace libra::fuzz {
 inline constexpr std::uint32_t kFuzzJobId = 7;
 inline constexpr std::uint16_t kFuzzWorkerId = 1;
 inline constexpr std::uint16_t kFuzzServerId = 0;
+inline constexpr std::uint16_t kFuzzOtherServerId = 1;
 
 inline std::shared_ptr<const hot::HotSet> FuzzHotSet() {
   static const std::shared_ptr<const hot::HotSet> hot_set = [] {
@@ -34,5 +38,34 @@ inline std::shared_ptr<const hot::HotSet> FuzzHotSet() {
 // The keys of FuzzHotSet, in hot-set order, and one value per cell.
 inline std::vector<hot::Key> FuzzHotKeys() { return {10, 11, 12, 13, 14}; }
 inline std::vector<float> FuzzHotValues() { return {1, 2, 3, 4, 5, 6, 7, 8}; }
+
+// The server that publishes each key of FuzzHotKeys: kFuzzServerId the keys
+// 10, 12 and 14 (3 values), kFuzzOtherServerId 11 and 13 (5 values).
+inline std::vector<std::uint16_t> FuzzKeyOwners() {
+  return {kFuzzServerId, kFuzzOtherServerId, kFuzzServerId, kFuzzOtherServerId, kFuzzServerId};
+}
+// The keys (and their values, from FuzzHotValues) that `server` publishes.
+inline std::vector<hot::Key> FuzzKeysOf(std::uint16_t server) {
+  std::vector<hot::Key> keys;
+  const std::vector<hot::Key> all = FuzzHotKeys();
+  const std::vector<std::uint16_t> owners = FuzzKeyOwners();
+  for (std::size_t k = 0; k < all.size(); ++k) {
+    if (owners[k] == server) keys.push_back(all[k]);
+  }
+  return keys;
+}
+inline std::vector<float> FuzzValuesOf(std::uint16_t server) {
+  std::vector<float> vals;
+  const std::shared_ptr<const hot::HotSet> hot_set = FuzzHotSet();
+  const std::vector<float> all = FuzzHotValues();
+  const std::vector<std::uint16_t> owners = FuzzKeyOwners();
+  std::size_t at = 0;
+  for (std::size_t k = 0; k < owners.size(); ++k) {
+    const std::uint32_t len = hot_set->keys()[k].value_len;
+    if (owners[k] == server) vals.insert(vals.end(), all.begin() + at, all.begin() + at + len);
+    at += len;
+  }
+  return vals;
+}
 
 }  // namespace libra::fuzz

@@ -1,20 +1,29 @@
 // Fuzzes what a worker does with a received REPLICA datagram: wire::Decode,
 // then HotReplica::Apply. The input is a sequence of datagrams
-// (fuzz_records.h) applied in order to one fresh replica. Invariants:
+// (fuzz_records.h) applied in order to fresh replicas of three
+// configurations (two servers splitting the keys; one server with a later
+// first epoch; servers 0 and 2 with 1 publishing nothing, starting just
+// below the epoch wrap). A datagram of type UPDATE stands for a repair
+// (HotReplica::ApplyKeys, see RepairOf). Invariants:
 //   - a datagram decodes exactly when its length matches its header, and a
 //     decoded one encodes back to the same header and slot words;
-//   - every valid slot is counted once as advanced, stale or unknown;
-//   - the replica equals a plain model: a cell takes a value only from a
-//     newer epoch, and MinEpoch / MaxEpoch / Read / MissingKeys agree with it.
+//   - every valid slot of an accepted packet is counted once as advanced,
+//     stale or unknown, a rejected packet changes nothing;
+//   - the replica equals the model of fuzz_replica_model.h after every
+//     datagram (Apply/ApplyKeys results, MinEpoch, MaxEpoch), and at the end
+//     Read, MissingKeys and Reached agree with it at the interesting epochs.
+#include <algorithm>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <vector>
 
 #include "fuzz_hot_fixture.h"
 #include "fuzz_records.h"
+#include "fuzz_replica_model.h"
 #include "hotpath/hot_replica.h"
 #include "libra/wire.h"
 
@@ -22,107 +31,165 @@ namespace {
 
 using namespace libra;
 
-void Check(bool ok) {
-  if (!ok) std::abort();
+void Check(bool ok, const char* what) {
+  if (!ok) {
+    std::fprintf(stderr, "fuzz_hot_replica: invariant broken: %s\n", what);
+    std::abort();
+  }
 }
 
-// What a cell holds in the model: the epoch's tag (epoch + 1, 0 = nothing)
-// and the value bits.
-struct ModelCell {
-  std::uint32_t tag = 0;
-  std::uint32_t bits = 0;
+void CheckRoundTrip(std::span<const std::uint8_t> datagram, const wire::Message& message) {
+  Check(datagram.size() == wire::EncodedSize(message.header.slot_count), "decoded length");
+  std::vector<std::uint8_t> again(datagram.size());
+  Check(wire::Encode(message.header, message.slots, again) == datagram.size(), "encode length");
+  Check(std::equal(again.begin(), again.end(), datagram.begin()), "round trip");
+}
+
+struct Config {
+  std::vector<std::uint16_t> owners;
+  std::uint32_t first_epoch;
 };
 
-void CheckRoundTrip(std::span<const std::uint8_t> datagram, const wire::Message& message) {
-  Check(datagram.size() == wire::EncodedSize(message.header.slot_count));
-  std::vector<std::uint8_t> again(datagram.size());
-  Check(wire::Encode(message.header, message.slots, again) == datagram.size());
-  Check(std::equal(again.begin(), again.end(), datagram.begin()));
+const std::vector<Config>& Configs() {
+  static const std::vector<Config> configs = {
+      {fuzz::FuzzKeyOwners(), 0},
+      {{}, 1},
+      {{0, 2, 2, 0, 2}, 0xfffffffdu},
+  };
+  return configs;
+}
+
+// A repair read from an UPDATE datagram: each valid slot names key
+// `index % keys`, whose values are the slot's value bits plus 0, 1, ...
+// A key may be named again (ApplyKeys counts distinct keys: {10, 10, 10}
+// must not complete server 0, whose keys 12 and 14 never came; the fuzzer
+// found that it once did).
+struct Repair {
+  std::vector<std::uint32_t> key_indices;
+  std::vector<hot::Key> keys;
+  std::vector<std::uint32_t> bits;
+  std::vector<float> vals;
+};
+
+Repair RepairOf(const hot::HotSet& hot_set, const wire::Message& m) {
+  Repair repair;
+  for (std::size_t j = 0; j < m.header.slot_count; ++j) {
+    if (!m.slots[j].valid) continue;
+    const auto k = static_cast<std::uint32_t>(m.slots[j].index % hot_set.size());
+    repair.key_indices.push_back(k);
+    repair.keys.push_back(hot_set.keys()[k].key);
+    for (std::uint32_t v = 0; v < hot_set.keys()[k].value_len; ++v) {
+      repair.bits.push_back(m.slots[j].value + v);
+      repair.vals.push_back(std::bit_cast<float>(repair.bits.back()));
+    }
+  }
+  return repair;
+}
+
+void CheckOutcome(const hotpath::HotReplica::ApplyResult& got,
+                  const fuzz::ReplicaModel::Outcome& want) {
+  Check(got.rejected == want.rejected, "rejected");
+  Check(got.advanced == want.advanced, "advanced");
+  Check(got.stale == want.stale, "stale");
+  Check(got.unknown == want.unknown, "unknown");
+  Check(got.epochs_completed == want.epochs_completed, "epochs_completed");
+}
+
+void CheckEpochs(const hotpath::HotReplica& replica, const fuzz::ReplicaModel& model) {
+  Check(replica.MinEpoch() == model.MinEpoch(), "MinEpoch");
+  Check(replica.MaxEpoch() == model.MaxEpoch(), "MaxEpoch");
+  // Every epoch some server completed has arrived.
+  const auto min = model.MinEpoch(), max = model.MaxEpoch();
+  Check(!min || (max && *min <= *max), "MinEpoch <= MaxEpoch");
+}
+
+void CheckQueries(const hot::HotSet& hot_set, const hotpath::HotReplica& replica,
+                  const fuzz::ReplicaModel& model, std::uint32_t first_epoch,
+                  std::optional<std::uint32_t> last_epoch) {
+  const std::vector<hot::Key> keys = fuzz::FuzzHotKeys();
+  std::vector<float> vals;
+  std::vector<int> lens;
+  replica.Read(keys, &vals, &lens);
+  Check(vals.size() == model.cells().size() && lens.size() == keys.size(), "Read sizes");
+  for (std::size_t i = 0; i < vals.size(); ++i) {
+    Check(std::bit_cast<std::uint32_t>(vals[i]) == model.cells()[i].bits, "Read values");
+  }
+  for (std::size_t k = 0; k < keys.size(); ++k) {
+    Check(lens[k] == static_cast<int>(hot_set.keys()[k].value_len), "Read lens");
+  }
+
+  std::vector<std::optional<std::uint32_t>> epochs = {std::nullopt, first_epoch, last_epoch};
+  for (const auto e : {model.MinEpoch(), model.MaxEpoch()}) {
+    if (!e) continue;
+    epochs.push_back(*e);
+    epochs.push_back(*e + 1);
+    epochs.push_back(*e - 1);
+  }
+  for (const std::optional<std::uint32_t> e : epochs) {
+    bool all = true;
+    for (std::uint32_t k = 0; k < keys.size(); ++k) {
+      const bool reached = model.KeyReached(k, e);
+      all = all && reached;
+      Check(replica.Reached(std::span(&keys[k], 1), e) == reached, "Reached of a key");
+    }
+    Check(replica.Reached(keys, e) == all, "Reached of all keys");
+    if (!e) continue;
+    std::vector<hot::Key> expected;
+    for (const std::uint32_t k : model.MissingKeys(*e)) expected.push_back(keys[k]);
+    Check(replica.MissingKeys(*e) == expected, "MissingKeys");
+  }
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::shared_ptr<const hot::HotSet> hot_set = fuzz::FuzzHotSet();
-  hotpath::HotReplica replica(*hot_set);
-  std::vector<ModelCell> model(hot_set->num_values());
-  std::vector<std::uint64_t> first_value(hot_set->size() + 1, 0);
-  for (std::size_t k = 0; k < hot_set->size(); ++k) {
-    first_value[k + 1] = first_value[k] + hot_set->keys()[k].value_len;
+  std::vector<hotpath::HotReplica> replicas;
+  std::vector<fuzz::ReplicaModel> models;
+  replicas.reserve(Configs().size());
+  for (const Config& config : Configs()) {
+    replicas.emplace_back(*hot_set, config.owners, config.first_epoch);
+    models.emplace_back(*hot_set, config.owners, config.first_epoch);
   }
 
+  std::optional<std::uint32_t> last_epoch;
   for (const std::span<const std::uint8_t> datagram : fuzz::SplitRecords({data, size})) {
     wire::Message message;
     const wire::DecodeError error = wire::Decode(datagram, &message);
     if (error != wire::DecodeError::kNone) {
       // A length that matches a well-formed header is never rejected as such.
       Check(error != wire::DecodeError::kTruncated || datagram.size() < wire::kHeaderBytes ||
-            datagram.size() < wire::EncodedSize(wire::LoadBig16(&datagram[10])));
+                datagram.size() < wire::EncodedSize(wire::LoadBig16(&datagram[10])),
+            "truncated");
       continue;
     }
     CheckRoundTrip(datagram, message);
-    if (message.header.type != wire::MessageType::kReplica) continue;
-
-    const std::span<const wire::Slot> slots(message.slots.data(), message.header.slot_count);
-    const hotpath::HotReplica::ApplyResult result = replica.Apply(message.header.epoch, slots);
-    std::uint32_t valid = 0, advanced = 0, stale = 0, unknown = 0;
-    const std::uint32_t tag = message.header.epoch + 1;  // wraps to 0 like the replica's
-    for (std::size_t j = 0; j < slots.size(); ++j) {
-      if (!slots[j].valid) continue;
-      ++valid;
-      const auto owner = j < hot_set->layout().num_arrays
-                             ? hot_set->OwnerOf({static_cast<std::uint32_t>(j), slots[j].index})
-                             : std::nullopt;
-      if (!owner) {
-        ++unknown;
-        continue;
+    const wire::Header& h = message.header;
+    const std::span<const wire::Slot> slots(message.slots.data(), h.slot_count);
+    if (h.type == wire::MessageType::kReplica) {
+      std::uint32_t valid = 0;
+      for (const wire::Slot& slot : slots) valid += slot.valid ? 1 : 0;
+      for (std::size_t c = 0; c < replicas.size(); ++c) {
+        const hotpath::HotReplica::ApplyResult got = replicas[c].Apply(h, slots);
+        CheckOutcome(got, models[c].Apply(h, slots));
+        Check(got.advanced + got.stale + got.unknown == (got.rejected ? 0 : valid), "slot count");
+        CheckEpochs(replicas[c], models[c]);
       }
-      ModelCell& cell = model[first_value[owner->key_index] + owner->offset];
-      if (cell.tag >= tag) {
-        ++stale;
-        continue;
+    } else if (h.type == wire::MessageType::kUpdate) {
+      const Repair repair = RepairOf(*hot_set, message);
+      for (std::size_t c = 0; c < replicas.size(); ++c) {
+        CheckOutcome(replicas[c].ApplyKeys(h.epoch, repair.keys, repair.vals),
+                     models[c].ApplyKeys(h.epoch, repair.key_indices, repair.bits));
+        CheckEpochs(replicas[c], models[c]);
       }
-      cell = {tag, slots[j].value};
-      ++advanced;
+    } else {
+      continue;
     }
-    Check(result.advanced == advanced && result.stale == stale && result.unknown == unknown);
-    Check(result.advanced + result.stale + result.unknown == valid);
+    last_epoch = h.epoch;
   }
 
-  std::optional<std::uint32_t> min_tag, max_tag;
-  for (const ModelCell& cell : model) {
-    if (!min_tag || cell.tag < *min_tag) min_tag = cell.tag;
-    if (!max_tag || cell.tag > *max_tag) max_tag = cell.tag;
-  }
-  const auto epoch_of = [](std::optional<std::uint32_t> tag) -> std::optional<std::uint32_t> {
-    if (!tag || *tag == 0) return std::nullopt;
-    return *tag - 1;
-  };
-  Check(replica.MinEpoch() == epoch_of(min_tag));
-  Check(replica.MaxEpoch() == epoch_of(max_tag));
-
-  const std::vector<hot::Key> keys = fuzz::FuzzHotKeys();
-  std::vector<float> vals;
-  std::vector<int> lens;
-  replica.Read(keys, &vals, &lens);
-  Check(vals.size() == model.size() && lens.size() == keys.size());
-  for (std::size_t i = 0; i < vals.size(); ++i) {
-    Check(std::bit_cast<std::uint32_t>(vals[i]) == model[i].bits);
-  }
-  if (max_tag && *max_tag > 0) {
-    const std::uint32_t newest = *max_tag - 1;
-    const std::vector<hot::Key> missing = replica.MissingKeys(newest);
-    std::vector<hot::Key> expected;
-    for (std::size_t k = 0; k < hot_set->size(); ++k) {
-      for (std::uint64_t i = first_value[k]; i < first_value[k + 1]; ++i) {
-        if (model[i].tag < *max_tag) {
-          expected.push_back(hot_set->keys()[k].key);
-          break;
-        }
-      }
-    }
-    Check(missing == expected);
-    Check(replica.Reached(keys, newest) == expected.empty());
+  for (std::size_t c = 0; c < replicas.size(); ++c) {
+    CheckQueries(*hot_set, replicas[c], models[c], Configs()[c].first_epoch, last_epoch);
   }
   return 0;
 }

@@ -6,9 +6,13 @@
 // ACKs meet DATA in flight. Retries, polls and gap reports are pushed out of
 // reach, which makes each engine a deterministic function of the datagrams.
 // Invariants: every datagram is received and classified exactly as a plain
-// model of the protocol says (malformed, ACK, REPLICA, READY, RESULT,
-// duplicate, NOT_READY...), the worker's replica epoch and counts match the
-// model, and every epoch the collector delivers carries the RESULT values.
+// model of the protocol says (malformed, ignored, ACK, REPLICA, READY,
+// RESULT, duplicate, NOT_READY...); the worker's replica (two servers
+// splitting the keys, fuzz_replica_model.h) moves, completes streams and
+// reaches ReplicaEpoch as the model says; the collector accepts a compacted
+// RESULT only when its slots are valid, strictly increasing COLLECT slots
+// that hold a value, and every epoch it delivers carries exactly the keys
+// those RESULTs wrote, with their values and saturation.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -27,6 +31,7 @@
 
 #include "fuzz_hot_fixture.h"
 #include "fuzz_records.h"
+#include "fuzz_replica_model.h"
 #include "hotpath/hot_packets.h"
 #include "libra/hotpath_collector.h"
 #include "libra/hotpath_sender.h"
@@ -103,8 +108,8 @@ struct SenderModel {
   std::uint32_t base = 0;
   bool fin_sent = false, fin_acked = false;
   std::uint64_t acks = 0, duplicate_acks = 0, replica_packets = 0;
-  std::uint64_t replica_values = 0, stale_values = 0, malformed = 0;
-  std::vector<std::uint32_t> tags;  // per hot value: epoch + 1, 0 = none
+  std::uint64_t replica_values = 0, stale_values = 0, replica_epochs = 0;
+  std::uint64_t malformed = 0, ignored = 0;
 
   void OnAck(const wire::Header& h) {
     ++acks;
@@ -125,9 +130,24 @@ struct CollectorModel {
   std::uint32_t next_epoch = 0;
   std::vector<bool> answered;
   std::uint32_t answered_count = 0;
-  std::vector<float> vals;
+  std::vector<std::uint32_t> bits;       // per value; 0 (= 0.0f) where nothing was written
+  std::vector<bool> written, saturated;  // per key
   std::uint64_t ready = 0, results = 0, duplicates = 0, not_ready = 0, malformed = 0;
-  std::vector<std::vector<float>> delivered;
+  std::uint64_t ignored = 0, written_values = 0, saturated_values = 0;
+  struct Epoch {
+    std::vector<hot::Key> keys, saturated_keys;
+    std::vector<std::uint32_t> bits;
+    std::vector<int> lens;
+  };
+  std::vector<Epoch> delivered;
+
+  void StartEpoch(std::size_t packets, std::size_t values, std::size_t keys) {
+    answered.assign(packets, false);
+    answered_count = 0;
+    bits.assign(values, 0);
+    written.assign(keys, false);
+    saturated.assign(keys, false);
+  }
 };
 
 }  // namespace
@@ -151,8 +171,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   sender_options.retry = retry;
   sender_options.replica_gap_timeout =
       std::chrono::duration_cast<std::chrono::milliseconds>(kNever);
+  sender_options.key_owners = fuzz::FuzzKeyOwners();
   hotpath::HotSender sender(hot_set, sender_options);
 
+  // The collector is server 0 with its keys 10, 12 and 14: their cells make
+  // a COLLECT plan with holes (packet 0 asks slots 0 and 3, packet 1 slot 3).
+  const std::vector<hot::Key> owned = fuzz::FuzzKeysOf(fuzz::kFuzzServerId);
+  const std::vector<float> owned_values = fuzz::FuzzValuesOf(fuzz::kFuzzServerId);
   hotpath::HotCollectorOptions collector_options;
   collector_options.job_id = fuzz::kFuzzJobId;
   collector_options.server_id = fuzz::kFuzzServerId;
@@ -161,7 +186,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   collector_options.ready_poll = std::chrono::duration_cast<std::chrono::milliseconds>(kNever);
   std::mutex delivered_mutex;
   std::vector<hotpath::CollectedEpoch> delivered;
-  hotpath::HotCollector collector(hot_set, keys, collector_options,
+  hotpath::HotCollector collector(hot_set, owned, collector_options,
                                   [&](hotpath::CollectedEpoch epoch) {
                                     std::lock_guard lock(delivered_mutex);
                                     delivered.push_back(std::move(epoch));
@@ -172,22 +197,32 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   wire::Header collect_header;
   collect_header.type = wire::MessageType::kCollect;
   const std::vector<std::uint32_t> first_value =
-      hotpath::CheckHotValues(*hot_set, keys, values, {});
+      hotpath::CheckHotValues(*hot_set, owned, owned_values, {});
   const hotpath::PackedValues plan =
-      hotpath::PackHotValues(*hot_set, packer, collect_header, keys, first_value, {});
+      hotpath::PackHotValues(*hot_set, packer, collect_header, owned, first_value, {});
   const auto plan_packets = static_cast<std::uint32_t>(plan.packets.size());
+  std::vector<std::uint32_t> len_of_key;
+  std::vector<std::size_t> key_of_value;
+  for (std::size_t k = 0; k < owned.size(); ++k) {
+    len_of_key.push_back(hot_set->keys()[hot_set->Find(owned[k])].value_len);
+    key_of_value.resize(key_of_value.size() + len_of_key.back(), k);
+  }
+  // The worker pushes every key: DATA packs like COLLECT, over all 8 cells.
+  const auto data_packets = static_cast<std::uint32_t>(
+      hotpath::PackHotValues(*hot_set, packer, collect_header, keys,
+                             hotpath::CheckHotValues(*hot_set, keys, values, {}), {})
+          .packets.size());
 
   SenderModel worker;
-  worker.tags.assign(hot_set->num_values(), 0);
+  fuzz::ReplicaModel replica(*hot_set, fuzz::FuzzKeyOwners(), 0);
   CollectorModel server;
-  server.answered.assign(plan_packets, false);
-  server.vals.assign(values.size(), 0.0f);
+  server.StartEpoch(plan_packets, owned_values.size(), owned.size());
   if ((data[0] & 1) != 0) {
     sender.Push(0, keys, values);
     worker.pushed = true;
-    worker.packets = plan_packets;  // DATA packs like COLLECT: same cells
-    worker.acked.assign(plan_packets, false);
-    WaitFor([&] { return sender.counters().data_packets == plan_packets; }, "DATA sent");
+    worker.packets = data_packets;
+    worker.acked.assign(data_packets, false);
+    WaitFor([&] { return sender.counters().data_packets == data_packets; }, "DATA sent");
   }
 
   std::uint64_t sent = 0, sent_bytes = 0;
@@ -207,67 +242,109 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       continue;
     }
     const wire::Header& h = m.header;
-    if (h.job_id != fuzz::kFuzzJobId) continue;
-    if (h.type == wire::MessageType::kAck && h.node_id == fuzz::kFuzzWorkerId) worker.OnAck(h);
-    if (h.type == wire::MessageType::kReplica) {
-      ++worker.replica_packets;
-      const std::uint32_t tag = h.epoch + 1;
-      for (std::uint32_t j = 0; j < h.slot_count && j < num_arrays; ++j) {
-        if (!m.slots[j].valid) continue;
-        const auto owner = hot_set->OwnerOf({j, m.slots[j].index});
-        if (!owner) continue;
-        std::uint32_t& held = worker.tags[first_value[owner->key_index] + owner->offset];
-        if (held >= tag) {
-          ++worker.stale_values;
-        } else {
-          held = tag;
-          ++worker.replica_values;
-        }
-      }
+    if (h.job_id != fuzz::kFuzzJobId) {
+      ++worker.ignored;
+      ++server.ignored;
+      continue;
     }
-    if (h.node_id != fuzz::kFuzzServerId) continue;
-    if (h.type == wire::MessageType::kReady) ++server.ready;
-    if (h.type != wire::MessageType::kResult) continue;
+
+    // The worker.
+    if (h.type == wire::MessageType::kAck && h.node_id == fuzz::kFuzzWorkerId) {
+      worker.OnAck(h);
+    } else if (h.type == wire::MessageType::kReplica) {
+      ++worker.replica_packets;
+      const fuzz::ReplicaModel::Outcome out = replica.Apply(h, {m.slots.data(), h.slot_count});
+      worker.replica_values += out.advanced;
+      worker.stale_values += out.stale;
+      worker.replica_epochs += out.epochs_completed;
+      if (out.rejected || out.unknown != 0) ++worker.ignored;
+    } else if (!(h.type == wire::MessageType::kProbeReply && h.node_id == fuzz::kFuzzWorkerId)) {
+      ++worker.ignored;
+    }
+
+    // The collector.
+    if (h.node_id != fuzz::kFuzzServerId) {
+      ++server.ignored;
+      continue;
+    }
+    if (h.type == wire::MessageType::kReady) {
+      ++server.ready;
+      continue;
+    }
+    if (h.type != wire::MessageType::kResult) {
+      ++server.ignored;
+      continue;
+    }
     if (h.epoch != server.next_epoch || h.seq >= plan_packets) {
       ++server.duplicates;
-    } else if ((h.flags & wire::kFlagNotReady) != 0) {
+      continue;
+    }
+    if ((h.flags & wire::kFlagNotReady) != 0) {
       ++server.not_ready;
-    } else if (h.slot_count != wire::LoadBig16(&plan.packets[h.seq].bytes[10])) {
-      // ignored: a RESULT that does not answer the COLLECT it names
-    } else if (server.answered[h.seq]) {
+      continue;
+    }
+    if (server.answered[h.seq]) {
       ++server.duplicates;
-    } else {
-      server.answered[h.seq] = true;
-      ++server.results;
-      for (std::uint32_t j = 0; j < h.slot_count; ++j) {
-        const std::uint32_t position = plan.value_of_slot[std::size_t{h.seq} * num_arrays + j];
-        if (position != hotpath::kNoValue)
-          server.vals[position] = std::bit_cast<float>(m.slots[j].value);
-      }
-      if (++server.answered_count == plan_packets) {
-        server.delivered.push_back(server.vals);
-        server.answered.assign(plan_packets, false);
-        server.answered_count = 0;
-        ++server.next_epoch;
+      continue;
+    }
+    // A compacted RESULT: slot i answers COLLECT slot index, which must
+    // have been asked (a cell of a value, not a hole), in increasing order.
+    const std::uint16_t asked = wire::LoadBig16(&plan.packets[h.seq].bytes[10]);
+    const auto position_of = [&](std::uint32_t j) {
+      return plan.value_of_slot[std::size_t{h.seq} * num_arrays + j];
+    };
+    bool accepted = true;
+    for (std::uint32_t i = 0; i < h.slot_count && accepted; ++i) {
+      const wire::Slot& slot = m.slots[i];
+      accepted = slot.valid && slot.index < asked &&
+                 (i == 0 || slot.index > m.slots[i - 1].index) &&
+                 position_of(slot.index) != hotpath::kNoValue;
+    }
+    if (!accepted) {
+      ++server.ignored;
+      continue;
+    }
+    server.answered[h.seq] = true;
+    ++server.results;
+    for (std::uint32_t i = 0; i < h.slot_count; ++i) {
+      const std::uint32_t position = position_of(m.slots[i].index);
+      server.bits[position] = m.slots[i].value;
+      server.written[key_of_value[position]] = true;
+      ++server.written_values;
+      if (m.slots[i].saturated) {
+        server.saturated[key_of_value[position]] = true;
+        ++server.saturated_values;
       }
     }
+    if (++server.answered_count < plan_packets) continue;
+    CollectorModel::Epoch epoch;
+    for (std::size_t k = 0; k < owned.size(); ++k) {
+      if (!server.written[k]) continue;
+      const std::uint32_t len = len_of_key[k];
+      epoch.keys.push_back(owned[k]);
+      epoch.lens.push_back(static_cast<int>(len));
+      epoch.bits.insert(epoch.bits.end(), server.bits.begin() + first_value[k],
+                        server.bits.begin() + first_value[k] + len);
+      if (server.saturated[k]) epoch.saturated_keys.push_back(owned[k]);
+    }
+    server.delivered.push_back(std::move(epoch));
+    server.StartEpoch(plan_packets, owned_values.size(), owned.size());
+    ++server.next_epoch;
   }
 
   const hotpath::HotSenderCounters s = sender.counters();
   Check(s.bytes_received == sent_bytes, "sender bytes_received");
   Check(s.malformed_packets == worker.malformed, "sender malformed_packets");
+  Check(s.ignored_packets == worker.ignored, "sender ignored_packets");
   Check(s.acks == worker.acks && s.duplicate_acks == worker.duplicate_acks, "sender acks");
   Check(s.replica_packets == worker.replica_packets, "sender replica_packets");
   Check(s.replica_values == worker.replica_values, "sender replica_values");
   Check(s.stale_replica_values == worker.stale_values, "sender stale_replica_values");
+  Check(s.replica_epochs == worker.replica_epochs, "sender replica_epochs");
   Check(s.fin_packets == (worker.fin_sent ? 1u : 0u), "sender fin_packets");
   Check(s.epochs_acked == (worker.fin_acked ? 1u : 0u), "sender epochs_acked");
   Check(s.retransmissions == 0 && s.epochs_failed == 0, "sender retransmitted");
-  std::optional<std::uint32_t> min_tag;
-  for (const std::uint32_t tag : worker.tags) min_tag = std::min(min_tag.value_or(tag), tag);
-  const std::optional<std::uint32_t> min_epoch =
-      min_tag && *min_tag > 0 ? std::optional<std::uint32_t>(*min_tag - 1) : std::nullopt;
-  Check(sender.ReplicaEpoch() == min_epoch, "sender replica epoch");
+  Check(sender.ReplicaEpoch() == replica.MinEpoch(), "sender replica epoch");
 
   WaitFor(
       [&] {
@@ -278,24 +355,28 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const hotpath::HotCollectorCounters c = collector.counters();
   Check(c.bytes_received == sent_bytes, "collector bytes_received");
   Check(c.malformed_packets == server.malformed, "collector malformed_packets");
+  Check(c.ignored_packets == server.ignored, "collector ignored_packets");
   Check(c.ready_received == server.ready, "collector ready_received");
   Check(c.results == server.results, "collector results");
   Check(c.duplicate_results == server.duplicates, "collector duplicate_results");
   Check(c.not_ready == server.not_ready, "collector not_ready");
+  Check(c.written_values == server.written_values, "collector written_values");
+  Check(c.saturated_values == server.saturated_values, "collector saturated_values");
   Check(c.epochs_collected == server.delivered.size() && c.epochs_failed == 0,
         "collector epochs_collected");
   {
     std::lock_guard lock(delivered_mutex);
     Check(delivered.size() == server.delivered.size(), "collector delivered");
     for (std::size_t e = 0; e < delivered.size(); ++e) {
-      Check(delivered[e].epoch == e && delivered[e].status == hotpath::HotPathStatus::kOk,
+      const hotpath::CollectedEpoch& got = delivered[e];
+      const CollectorModel::Epoch& want = server.delivered[e];
+      Check(got.epoch == e && got.status == hotpath::HotPathStatus::kOk && got.num_merged == 1,
             "delivered epoch");
-      Check(delivered[e].keys == keys && delivered[e].vals.size() == values.size(),
-            "delivered keys");
-      for (std::size_t i = 0; i < values.size(); ++i) {
-        Check(std::bit_cast<std::uint32_t>(delivered[e].vals[i]) ==
-                  std::bit_cast<std::uint32_t>(server.delivered[e][i]),
-              "delivered values");
+      Check(got.keys == want.keys && got.lens == want.lens, "delivered keys");
+      Check(got.saturated_keys == want.saturated_keys, "delivered saturated keys");
+      Check(got.vals.size() == want.bits.size(), "delivered value count");
+      for (std::size_t i = 0; i < want.bits.size(); ++i) {
+        Check(std::bit_cast<std::uint32_t>(got.vals[i]) == want.bits[i], "delivered values");
       }
     }
   }

@@ -3,9 +3,12 @@
 // produces, plus a few edge cases per target. Usage: make_fuzz_seeds DIR
 // (DIR is tests/fuzz/corpus; the directories must exist). Rerun it when a
 // format changes; inputs the fuzzers found live beside these seeds.
+#include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <initializer_list>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -41,30 +44,15 @@ Bytes ReadAll(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-// The packets PackHotValues makes for the fixture's keys, as `type`.
-std::vector<Bytes> Packets(wire::MessageType type, std::uint16_t node, std::uint32_t epoch,
-                           bool with_values, std::uint16_t flags = 0) {
-  const auto hot_set = fuzz::FuzzHotSet();
-  hot::LayoutAwarePacker packer(hot_set->layout().num_arrays);
-  const auto keys = fuzz::FuzzHotKeys();
-  const auto values = fuzz::FuzzHotValues();
-  wire::Header header;
-  header.type = type;
-  header.job_id = fuzz::kFuzzJobId;
-  header.node_id = node;
-  header.epoch = epoch;
-  header.flags = flags;
-  const auto first = hotpath::CheckHotValues(*hot_set, keys, values, {});
-  const auto packed = hotpath::PackHotValues(
-      *hot_set, packer, header, keys, first,
-      with_values ? std::span<const float>(values) : std::span<const float>());
-  std::vector<Bytes> out;
-  for (const auto& p : packed.packets) out.emplace_back(p.view().begin(), p.view().end());
+Bytes Encoded(wire::Header header, const std::vector<wire::Slot>& slots) {
+  header.slot_count = static_cast<std::uint16_t>(slots.size());
+  Bytes out(wire::EncodedSize(slots.size()));
+  wire::Encode(header, slots, out);
   return out;
 }
 
-Bytes Header(wire::MessageType type, std::uint16_t node, std::uint32_t epoch, std::uint32_t seq,
-             std::uint16_t flags = 0) {
+wire::Header HeaderOf(wire::MessageType type, std::uint16_t node, std::uint32_t epoch,
+                      std::uint32_t seq, std::uint16_t flags = 0) {
   wire::Header h;
   h.type = type;
   h.job_id = fuzz::kFuzzJobId;
@@ -72,8 +60,60 @@ Bytes Header(wire::MessageType type, std::uint16_t node, std::uint32_t epoch, st
   h.epoch = epoch;
   h.seq = seq;
   h.flags = flags;
-  Bytes out(wire::kHeaderBytes);
-  wire::Encode(h, {}, out);
+  return h;
+}
+
+Bytes Header(wire::MessageType type, std::uint16_t node, std::uint32_t epoch, std::uint32_t seq,
+             std::uint16_t flags = 0) {
+  return Encoded(HeaderOf(type, node, epoch, seq, flags), {});
+}
+
+// What PackHotValues makes of `keys` (with `vals`, or zeros when empty).
+hotpath::PackedValues Pack(const wire::Header& header, const std::vector<hot::Key>& keys,
+                           const std::vector<float>& vals) {
+  const auto hot_set = fuzz::FuzzHotSet();
+  hot::LayoutAwarePacker packer(hot_set->layout().num_arrays);
+  std::vector<float> zeros;
+  for (const hot::Key key : keys)
+    zeros.resize(zeros.size() + hot_set->keys()[hot_set->Find(key)].value_len);
+  const auto first = hotpath::CheckHotValues(*hot_set, keys, vals.empty() ? zeros : vals, {});
+  return hotpath::PackHotValues(*hot_set, packer, header, keys, first, vals);
+}
+
+// One server's epoch as HotCollector::PublishUpdate sends it (as `type`,
+// UPDATE or REPLICA): packets numbered from 0, the last flagged LAST, one
+// header-only LAST when nothing changed.
+std::vector<Bytes> Stream(wire::MessageType type, std::uint16_t server, std::uint32_t epoch,
+                          const std::vector<hot::Key>& keys, const std::vector<float>& vals) {
+  const wire::Header header = HeaderOf(type, server, epoch, 0);
+  std::vector<Bytes> out;
+  if (!keys.empty()) {
+    for (const auto& p : Pack(header, keys, vals).packets) {
+      out.emplace_back(p.view().begin(), p.view().end());
+    }
+  }
+  if (out.empty()) out.push_back(Encoded(header, {}));
+  wire::StoreBig16(&out.back()[2], wire::kFlagLast);
+  return out;
+}
+std::vector<Bytes> Replicas(std::uint16_t server, std::uint32_t epoch) {
+  return Stream(wire::MessageType::kReplica, server, epoch, fuzz::FuzzKeysOf(server),
+                fuzz::FuzzValuesOf(server));
+}
+
+// A repair as fuzz_hot_replica reads it from an UPDATE datagram: slot i
+// names key index `index % keys` and carries its first value's bits.
+Bytes RepairDatagram(std::uint32_t epoch, const std::vector<std::uint32_t>& key_indices) {
+  std::vector<wire::Slot> slots;
+  for (const std::uint32_t k : key_indices) {
+    slots.push_back({true, false, k, std::bit_cast<std::uint32_t>(100.0f + static_cast<float>(k))});
+  }
+  return Encoded(HeaderOf(wire::MessageType::kUpdate, 0, epoch, 0), slots);
+}
+
+std::vector<Bytes> Concat(std::initializer_list<std::vector<Bytes>> parts) {
+  std::vector<Bytes> out;
+  for (const auto& part : parts) out.insert(out.end(), part.begin(), part.end());
   return out;
 }
 
@@ -84,39 +124,170 @@ Bytes Records(const std::vector<Bytes>& datagrams, std::uint8_t first = 0, bool 
   return out;
 }
 
-void HotPathSeeds() {
-  const auto replica0 = Packets(wire::MessageType::kReplica, 0, 0, true);
-  const auto replica1 = Packets(wire::MessageType::kReplica, 0, 1, true);
-  Save("hot_replica", "replica_epoch0", Records(replica0));
-  Save("hot_replica", "replica_two_epochs_stale",
-       Records({replica0[0], replica1[0], replica0[1], replica0[0], replica1[1]}));
-  Bytes unknown_cell = replica0[0];
+void HotReplicaSeeds() {
+  const std::uint16_t s0 = fuzz::kFuzzServerId, s1 = fuzz::kFuzzOtherServerId;
+  const auto a0 = Replicas(s0, 0), b0 = Replicas(s1, 0);
+  const auto a1 = Stream(wire::MessageType::kReplica, s0, 1, {12}, {9});
+  const auto b1 = Stream(wire::MessageType::kReplica, s1, 1, {}, {});
+  Save("hot_replica", "streams_first_epoch", Records(Concat({a0, b0})));
+  Save("hot_replica", "streams_changed_and_empty", Records(Concat({a0, b0, a1, b1})));
+  // Epoch 1 before epoch 0, LAST before the packets it counts.
+  std::vector<Bytes> reversed = Concat({b1, a1, b0, a0});
+  std::reverse(reversed.begin(), reversed.end());
+  Save("hot_replica", "streams_out_of_order", Records(Concat({b1, a1, reversed})));
+  // Rejected: a packet beyond the LAST count, a second LAST that disagrees,
+  // a LAST below a packet seen, a server that publishes nothing, an epoch
+  // too far ahead, a seq longer than any stream.
+  Bytes beyond = b0.front();
+  wire::StoreBig32(&beyond[16], static_cast<std::uint32_t>(b0.size()));
+  Bytes other_last = b0.back();
+  wire::StoreBig32(&other_last[16], static_cast<std::uint32_t>(b0.size() + 1));
+  Bytes early_last = Header(wire::MessageType::kReplica, s0, 2, 0, wire::kFlagLast);
+  Bytes seen_later = a1.front();
+  wire::StoreBig32(&seen_later[12], 2);
+  wire::StoreBig32(&seen_later[16], 1);
+  Bytes stranger = a0.front();
+  wire::StoreBig16(&stranger[8], 5);
+  Bytes far = a0.front();
+  wire::StoreBig32(&far[12], 4);
+  Bytes long_seq = a0.front();
+  wire::StoreBig32(&long_seq[16], 4);
+  Save("hot_replica", "streams_rejected",
+       Records(Concat(
+           {b0, {beyond, other_last, seen_later, early_last, stranger, far, long_seq}, a0})));
+  // Repairs (UPDATE datagrams, see fuzz_hot_replica's RepairOf): server 1's
+  // keys at epoch 3 complete it up to 3; late replicas are stale.
+  Save("hot_replica", "repair_then_stale",
+       Records(Concat(
+           {a0, {RepairDatagram(3, {1, 3}), RepairDatagram(0, {0, 2})}, b0, Replicas(s1, 4)})));
+  Bytes unknown_cell = a0[0];
   unknown_cell[wire::kHeaderBytes + 3] = 6;  // array 0, cell 6: no value lives there
-  Bytes truncated = replica0[1];
+  Bytes truncated = a0.back();
   truncated.pop_back();
-  Bytes bad_version = replica0[0];
-  bad_version[0] = 2;
+  Bytes bad_version = a0[0];
+  bad_version[0] = 1;  // version 1: every cell every epoch
   Save("hot_replica", "replica_edges", Records({unknown_cell, truncated, bad_version, {}}));
-  Save("hot_replica", "replica_epoch_max",
-       Records(Packets(wire::MessageType::kReplica, 0, 0xffffffffu, true)));
+  // The third configuration: servers 0 and 2, first epoch 0xfffffffd, wrapping.
+  std::vector<Bytes> wrap;
+  for (std::uint32_t e = 0xfffffffdu; e != 1; ++e) {
+    for (const std::uint16_t server : {std::uint16_t{0}, std::uint16_t{2}}) {
+      auto stream = Stream(wire::MessageType::kReplica, server, e, {}, {});
+      wrap.insert(wrap.end(), stream.begin(), stream.end());
+    }
+  }
+  Save("hot_replica", "replica_epoch_wrap", Records(Concat({wrap, Replicas(s0, 0xffffffffu)})));
+}
+
+// RESULT packet `k` of the collector's plan (server 0 and its keys) for
+// epoch `epoch`, compacted to the asked slots `written` (COLLECT slot j);
+// `saturated` marks them all saturated.
+Bytes Result(std::uint32_t k, std::uint32_t epoch, const std::vector<std::uint32_t>& written,
+             bool saturated = false) {
+  std::vector<wire::Slot> slots;
+  for (const std::uint32_t j : written) {
+    slots.push_back(
+        {true, saturated, j, std::bit_cast<std::uint32_t>(0.5f + static_cast<float>(j))});
+  }
+  wire::Header h = HeaderOf(wire::MessageType::kResult, fuzz::kFuzzServerId, epoch, k,
+                            saturated ? wire::kFlagSaturated : 0);
+  return Encoded(h, slots);
+}
+
+void HotPathReceiveSeeds() {
+  // The plan: which COLLECT slots of which packet hold a value.
+  const auto plan = Pack(HeaderOf(wire::MessageType::kCollect, 0, 0, 0),
+                         fuzz::FuzzKeysOf(fuzz::kFuzzServerId), {});
+  const std::uint32_t arrays = fuzz::FuzzHotSet()->layout().num_arrays;
+  std::vector<std::vector<std::uint32_t>> asked(plan.packets.size());
+  for (std::uint32_t k = 0; k < plan.packets.size(); ++k) {
+    for (std::uint32_t j = 0; j < arrays; ++j) {
+      if (plan.value_of_slot[k * arrays + j] != hotpath::kNoValue) asked[k].push_back(j);
+    }
+  }
+  const std::uint32_t last = static_cast<std::uint32_t>(plan.packets.size() - 1);
 
   const auto ack = [](std::uint32_t seq, std::uint16_t flags = 0) {
     return Header(wire::MessageType::kAck, fuzz::kFuzzWorkerId, 0, seq, flags);
   };
-  const auto results = Packets(wire::MessageType::kResult, fuzz::kFuzzServerId, 0, true);
   const Bytes ready = Header(wire::MessageType::kReady, fuzz::kFuzzServerId, 0, 0);
   Save("hotpath_receive", "push_acks_fin",
        Records({ack(0), ack(1), ack(1, wire::kFlagDuplicate), ack(2, wire::kFlagFin)}, 1, true));
-  Save("hotpath_receive", "ready_results",
-       Records({ready, results[0], results[0], results[1]}, 0, true));
+  std::vector<Bytes> all_written = {ready};
+  for (std::uint32_t k = 0; k <= last; ++k) all_written.push_back(Result(k, 0, asked[k]));
+  all_written.push_back(Result(0, 0, asked[0]));  // a duplicate
+  Save("hotpath_receive", "ready_results", Records(all_written, 0, true));
+  // Epoch 0: only the first asked cell of packet 0 written, nothing in the
+  // others; epoch 1: nothing written at all, then saturated sums.
+  std::vector<Bytes> sparse = {ready, Result(0, 0, {asked[0].front()})};
+  for (std::uint32_t k = 1; k <= last; ++k) sparse.push_back(Result(k, 0, {}));
+  for (std::uint32_t k = 0; k <= last; ++k) sparse.push_back(Result(k, 1, {}));
+  for (std::uint32_t k = 0; k <= last; ++k) sparse.push_back(Result(k, 2, asked[k], true));
+  Save("hotpath_receive", "compact_and_empty_results", Records(sparse, 0, true));
   Save("hotpath_receive", "not_ready_then_result",
-       Records({Packets(wire::MessageType::kResult, fuzz::kFuzzServerId, 0, false,
-                        wire::kFlagNotReady)[0],
-                results[1], results[0]},
+       Records({Header(wire::MessageType::kResult, fuzz::kFuzzServerId, 0, 0, wire::kFlagNotReady),
+                Result(last, 0, asked[last]), Result(0, 0, asked[0])},
                0, true));
-  Save("hotpath_receive", "replicas_and_junk",
-       Records({replica0[0], replica0[1], replica1[0], unknown_cell, truncated, bad_version}, 1,
-               true));
+  // Rejected RESULTs: out of order, a hole, past the asked slots, a slot
+  // without V; then the right ones.
+  std::vector<std::uint32_t> backwards(asked[0].rbegin(), asked[0].rend());
+  Bytes no_valid = Result(0, 0, {asked[0].front()});
+  no_valid[wire::kHeaderBytes] &= 0x7f;
+  std::vector<Bytes> rejected = {Result(0, 0, backwards), Result(0, 0, {arrays - 1, arrays}),
+                                 Result(0, 0, {asked[0].front(), asked[0].front()}), no_valid};
+  for (std::uint32_t k = 0; k < arrays; ++k) {
+    if (std::find(asked[last].begin(), asked[last].end(), k) == asked[last].end()) {
+      rejected.push_back(Result(last, 0, {k}));  // a hole of the last packet
+      break;
+    }
+  }
+  for (std::uint32_t k = 0; k <= last; ++k) rejected.push_back(Result(k, 0, asked[k]));
+  Save("hotpath_receive", "rejected_results", Records(rejected, 0, true));
+
+  // The worker's replica: both servers' streams, an empty LAST, junk.
+  const auto a0 = Replicas(fuzz::kFuzzServerId, 0), b0 = Replicas(fuzz::kFuzzOtherServerId, 0);
+  Bytes unknown_cell = a0[0];
+  unknown_cell[wire::kHeaderBytes + 3] = 6;
+  Bytes truncated = b0.back();
+  truncated.pop_back();
+  Bytes bad_version = a0[0];
+  bad_version[0] = 1;
+  Save("hotpath_receive", "replica_streams",
+       Records(Concat({a0,
+                       b0,
+                       Stream(wire::MessageType::kReplica, 0, 1, {}, {}),
+                       Stream(wire::MessageType::kReplica, 1, 1, {13}, {7, 8, 9}),
+                       {unknown_cell, truncated, bad_version}}),
+               1, true));
+}
+
+// fuzz_switch_program: byte 0 picks the sender (0-2 workers, 3-4 servers),
+// the rest is one datagram for job 1 (16 cells per array, 8 slots).
+void SwitchProgramSeeds() {
+  const auto datagram = [](std::uint8_t sender, wire::MessageType type, std::uint16_t node,
+                           std::uint32_t seq, std::uint16_t flags,
+                           const std::vector<wire::Slot>& slots) {
+    wire::Header h = HeaderOf(type, node, 0, seq, flags);
+    h.job_id = 1;
+    Bytes out = {sender};
+    const Bytes message = Encoded(h, slots);
+    out.insert(out.end(), message.begin(), message.end());
+    return out;
+  };
+  const std::vector<wire::Slot> cells = {{true, false, 3, std::bit_cast<std::uint32_t>(1.5f)},
+                                         {false, false, 0, 0},
+                                         {true, false, 15, std::bit_cast<std::uint32_t>(-2.0f)}};
+  // The cells the target's second switch has written in epoch 0 (array 0
+  // cell 3, array 2 cell 15, array 5 cell 7 saturated) and one it has not
+  // (array 1 cell 4): its RESULT keeps slots 0, 2 and 5.
+  const std::vector<wire::Slot> asked = {
+      {true, false, 3, 0}, {true, false, 4, 0}, {true, false, 15, 0}, {}, {}, {true, false, 7, 0}};
+  Save("switch_program", "seed_data", datagram(0, wire::MessageType::kData, 0, 0, 0, cells));
+  Save("switch_program", "seed_fin", datagram(0, wire::MessageType::kFin, 0, 1, 0, {}));
+  Save("switch_program", "seed_collect", datagram(3, wire::MessageType::kCollect, 0, 0, 0, asked));
+  Save("switch_program", "seed_update_last",
+       datagram(4, wire::MessageType::kUpdate, 1, 0, wire::kFlagLast, cells));
+  Save("switch_program", "seed_update_empty_last",
+       datagram(3, wire::MessageType::kUpdate, 0, 0, wire::kFlagLast, {}));
 }
 
 void CodecSeeds() {
@@ -268,7 +439,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   dir = argv[1];
-  HotPathSeeds();
+  HotReplicaSeeds();
+  HotPathReceiveSeeds();
+  SwitchProgramSeeds();
   CodecSeeds();
   ControlMessageSeeds();
   SwitchdSeeds();

@@ -144,6 +144,9 @@ TEST(HotReplica, ARepairOfAllAServersKeysCompletesIt) {
   replica.ApplyKeys(1, std::vector<hot::Key>{2}, std::vector<float>{6, 7});
   EXPECT_TRUE(replica.Reached(std::vector<hot::Key>{2}, 1u));
   EXPECT_EQ(replica.MinEpoch(), 0u);
+  // A key named twice does not stand in for the one missing.
+  replica.ApplyKeys(1, std::vector<hot::Key>{2, 2}, std::vector<float>{6, 7, 6, 7});
+  EXPECT_EQ(replica.MinEpoch(), 0u);
   // All of them: epoch 1 is complete, and so is epoch 2, which waited for it.
   const HotReplica::ApplyResult repaired =
       replica.ApplyKeys(1, std::vector<hot::Key>{1, 2}, std::vector<float>{5, 6, 7});
