@@ -29,10 +29,11 @@ struct HotCollectorOptions {
   UdpEndpoint local{0x7f000001, 0};
   std::uint32_t num_workers = 1;  // N: each sum covers this many pushes
   std::uint32_t first_epoch = 0;  // the first epoch to collect
-  // COLLECT requests outstanding at once. Larger windows were tried on
-  // rate-limited links: without congestion control the tail of a burst waits
-  // in the link's queue past the RTT-based timeout and is resent.
-  std::uint32_t window = 64;
+  // COLLECT requests outstanding at once. Reads are idempotent, so nothing
+  // in the switch limits it; a window of 64 cost a round trip per 64
+  // packets behind a loaded link's queue. Requests time out only when
+  // answers stop coming (see ExpiresAt), so a burst's tail is not resent.
+  std::uint32_t window = 1024;
   RetryPolicy retry;
   // With no READY for the next epoch this long, one COLLECT asks whether it
   // is complete (a lost READY costs this much, never the epoch). An answer
@@ -77,6 +78,9 @@ struct HotCollectorCounters {
   std::uint64_t malformed_packets = 0;  // not a wire message (wire::Decode failed)
   std::uint64_t ignored_packets = 0;    // another job or node, unexpected type or cell
   std::uint64_t send_errors = 0;
+  // Microseconds, summed over epochs: READY (or the poll that found the
+  // epoch complete) to the last RESULT.
+  std::uint64_t collect_micros = 0;
 };
 
 class HotCollector {

@@ -84,6 +84,10 @@ struct HotSenderCounters {
   std::uint64_t malformed_packets = 0;  // not a wire message (wire::Decode failed)
   std::uint64_t ignored_packets = 0;    // another job or node, unexpected type or cell
   std::uint64_t send_errors = 0;
+  // Where an epoch's time goes (microseconds, summed over epochs): from its
+  // first DATA to the ACK of its FIN, and waiting in Pull for the replica.
+  std::uint64_t data_micros = 0;
+  std::uint64_t pull_wait_micros = 0;
 };
 
 // One epoch's hot push as the sender keeps it until the epoch is committed

@@ -96,6 +96,15 @@ struct HotCollector::Impl {
 
   std::uint32_t plan_packets() const { return static_cast<std::uint32_t>(plan.packets.size()); }
 
+  // A request is late once the timeout has passed both since it was sent and
+  // since the last answer (TCP restarts its timer on every ACK the same way):
+  // a large window's requests queue behind each other on a slow link, and
+  // while answers keep coming the tail is waiting, not lost.
+  Clock::time_point ExpiresAt(std::uint32_t k,
+                              std::optional<std::chrono::microseconds> timeout = {}) const {
+    return std::max(sent_at[k], last_answer) + timeout.value_or(retry.timeout());
+  }
+
   std::shared_ptr<const hot::HotSet> hot_set;
   const HotCollectorOptions options;
   DatagramSocket socket;
@@ -118,6 +127,8 @@ struct HotCollector::Impl {
   std::optional<std::uint32_t> ready_upto;  // newest epoch known complete
   bool collecting = false;
   std::vector<bool> answered;
+  Clock::time_point collect_started;
+  Clock::time_point last_answer;  // of the epoch being collected
   std::vector<Clock::time_point> sent_at;
   std::vector<bool> resent;  // an answer to a resent request is no RTT sample
   std::uint32_t next_to_send = 0;
@@ -161,7 +172,7 @@ void HotCollector::Impl::Run() {
       deadline = now + kIdleWake;
       if (collecting) {
         for (std::uint32_t k = 0; k < next_to_send; ++k) {
-          if (!answered[k]) deadline = std::min(deadline, sent_at[k] + retry.timeout());
+          if (!answered[k]) deadline = std::min(deadline, ExpiresAt(k));
         }
       } else if (plan_packets() > 0) {
         deadline = std::min(deadline, last_poll + options.ready_poll);
@@ -254,6 +265,7 @@ void HotCollector::Impl::HandleResult(const wire::Message& result) {
   }
   ++answered_count;
   ++counters.results;
+  last_answer = Clock::now();
   for (std::uint32_t i = 0; i < header.slot_count; ++i) {
     const wire::Slot& slot = result.slots[i];
     const std::uint32_t position = plan.value_of_slot[std::size_t{k} * num_arrays + slot.index];
@@ -276,6 +288,8 @@ void HotCollector::Impl::Start() {
     packet.SetFlags(0);
   }
   collecting = true;
+  collect_started = Clock::now();
+  last_answer = collect_started;
   answered.assign(plan_packets(), false);
   sent_at.assign(plan_packets(), Clock::time_point{});
   resent.assign(plan_packets(), false);
@@ -305,6 +319,11 @@ void HotCollector::Impl::Finish(HotPathStatus status) {
     ++counters.epochs_failed;
   }
   deliveries.push_back(std::move(epoch));
+  if (collecting) {
+    counters.collect_micros += static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - collect_started)
+            .count());
+  }
   vals.clear();
   collecting = false;
   ++next_epoch;
@@ -334,7 +353,7 @@ void HotCollector::Impl::Progress(Clock::time_point now) {
   for (std::uint32_t k = 0; k < next_to_send; ++k) {
     if (answered[k]) continue;
     ++outstanding;
-    if (now < sent_at[k] + timeout) continue;
+    if (now < ExpiresAt(k, timeout)) continue;
     if (!timed_out) {
       timed_out = true;
       ++counters.timeouts;

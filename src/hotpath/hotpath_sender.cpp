@@ -43,6 +43,7 @@ struct PushEpoch {
   std::uint32_t next = 0;    // next seq to send for the first time
   EncodedPacket fin;
   Clock::time_point fin_sent_at;
+  Clock::time_point data_started;
   Phase phase = Phase::kQueued;
   bool released = false;  // committed, or its replica is complete
   // Shared so that a failure can be announced after the lock is dropped.
@@ -228,6 +229,9 @@ void HotSender::Impl::HandleAck(const wire::Header& ack) {
     if ((ack.flags & wire::kFlagFin) != 0) {
       if (epoch.phase != PushEpoch::Phase::kFin || ack.seq != epoch.packets.size()) return;
       epoch.phase = PushEpoch::Phase::kAcked;
+      counters.data_micros += static_cast<std::uint64_t>(
+          std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - epoch.data_started)
+              .count());
       epoch.packets = {};
       epoch.acked = {};
       epoch.sent_at = {};
@@ -331,6 +335,7 @@ void HotSender::Impl::Progress(Clock::time_point now, SendBatch& out) {
     if (epoch.phase == PushEpoch::Phase::kQueued) {
       if (!CanStart(epoch)) return;
       epoch.phase = PushEpoch::Phase::kData;
+      epoch.data_started = now;
     }
     if (epoch.phase == PushEpoch::Phase::kData) {
       SendData(epoch, now, out);
@@ -561,8 +566,11 @@ HotPathStatus HotSender::Pull(std::span<const hot::Key> keys, std::vector<float>
   }
   std::unique_lock lock(impl.mutex);
   const std::optional<std::uint32_t> target = impl.last_pushed;
+  const Clock::time_point waited_from = Clock::now();
   const bool reached = impl.replica_changed.wait_for(
       lock, timeout, [&] { return impl.stopping || impl.replica.Reached(keys, target); });
+  impl.counters.pull_wait_micros += static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - waited_from).count());
   if (!reached) return HotPathStatus::kTimeout;
   if (!impl.replica.Reached(keys, target)) return HotPathStatus::kShutdown;
   vals->clear();

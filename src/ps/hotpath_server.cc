@@ -1,6 +1,7 @@
 #include "ps/internal/hotpath_server.h"
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <list>
 #include <map>
@@ -120,6 +121,7 @@ class ServerPathImpl final : public ServerPath {
       push.keys.CopyFrom(epoch->keys.data(), epoch->keys.size());
       push.vals.CopyFrom(epoch->vals.data(), epoch->vals.size());
       push.lens.CopyFrom(epoch->lens.data(), epoch->lens.size());
+      const auto applying = std::chrono::steady_clock::now();
       if (!Call(push)) return;
 
       // The handle answers for every owned key, so the copy kept for repairs
@@ -139,6 +141,9 @@ class ServerPathImpl final : public ServerPath {
       }
       std::lock_guard<std::mutex> lock(mu_);
       if (!collector_) return;
+      apply_micros_ += static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                                 std::chrono::steady_clock::now() - applying)
+                                                 .count());
       const bool first = !published_epoch_.has_value();
       std::vector<float> changed;
       if (!first) {
@@ -214,7 +219,8 @@ class ServerPathImpl final : public ServerPath {
     nlohmann::json out = {{"role", "server"},
                           {"epochs_collected", epochs_applied_},
                           {"owned_hot_keys", owned_keys_.size()},
-                          {"repairs_answered", repairs_answered_}};
+                          {"repairs_answered", repairs_answered_},
+                          {"apply_micros", apply_micros_}};
     if (hot_set_) {
       out["hot_keys"] = hot_set_->size();
       out["hot_values"] = hot_set_->num_values();
@@ -228,6 +234,7 @@ class ServerPathImpl final : public ServerPath {
                         {"retransmissions", c.retransmissions},
                         {"results", c.results},
                         {"written_values", c.written_values},
+                        {"collect_micros", c.collect_micros},
                         {"saturated_values", c.saturated_values},
                         {"update_packets", c.update_packets},
                         {"packets_sent", c.packets_sent},
@@ -257,6 +264,7 @@ class ServerPathImpl final : public ServerPath {
   std::vector<float> published_vals_;
   std::list<std::pair<SimpleData, Repair>> waiting_repairs_;
   uint64_t repairs_answered_ = 0;
+  uint64_t apply_micros_ = 0;  // the handle's push and pull of each epoch, summed
   std::thread dispatcher_;
 };
 

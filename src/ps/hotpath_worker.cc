@@ -381,15 +381,24 @@ class WorkerPathImpl final : public WorkerPath {
     out["hot_values"] = hot_set_->num_values();
     const double slots = double(c.data_packets) * hot_set_->layout().num_arrays;
     out["slot_utilization"] = slots > 0 ? double(hot_values_) / slots : 0.0;
-    out["sender"] = {
-        {"epochs_pushed", c.epochs_pushed},         {"epochs_acked", c.epochs_acked},
-        {"data_packets", c.data_packets},           {"fin_packets", c.fin_packets},
-        {"retransmissions", c.retransmissions},     {"timeouts", c.timeouts},
-        {"packets_sent", c.packets_sent},           {"bytes_sent", c.bytes_sent},
-        {"packets_received", c.packets_received},   {"bytes_received", c.bytes_received},
-        {"replica_packets", c.replica_packets},     {"replica_gaps", c.replica_gaps},
-        {"replica_epochs", c.replica_epochs},       {"replica_values", c.replica_values},
-        {"malformed_packets", c.malformed_packets}, {"ignored_packets", c.ignored_packets}};
+    out["sender"] = {{"epochs_pushed", c.epochs_pushed},
+                     {"epochs_acked", c.epochs_acked},
+                     {"data_packets", c.data_packets},
+                     {"fin_packets", c.fin_packets},
+                     {"retransmissions", c.retransmissions},
+                     {"timeouts", c.timeouts},
+                     {"packets_sent", c.packets_sent},
+                     {"bytes_sent", c.bytes_sent},
+                     {"packets_received", c.packets_received},
+                     {"bytes_received", c.bytes_received},
+                     {"replica_packets", c.replica_packets},
+                     {"replica_gaps", c.replica_gaps},
+                     {"replica_epochs", c.replica_epochs},
+                     {"replica_values", c.replica_values},
+                     {"data_micros", c.data_micros},
+                     {"pull_wait_micros", c.pull_wait_micros},
+                     {"malformed_packets", c.malformed_packets},
+                     {"ignored_packets", c.ignored_packets}};
     return out;
   }
 
