@@ -39,6 +39,9 @@ struct HotCollectorOptions {
   // is complete (a lost READY costs this much, never the epoch). An answer
   // NOT_READY is asked again after the same interval.
   std::chrono::milliseconds ready_poll{20};
+  // Read whole rows (COLLECT flagged ROW) when this server's values occupy
+  // rows no other server's value shares; otherwise one slot per cell.
+  bool collect_by_row = false;
 };
 
 // One epoch's aggregate of this server's hot keys that some worker pushed
@@ -99,6 +102,9 @@ class HotCollector {
   HotCollector& operator=(const HotCollector&) = delete;
 
   UdpEndpoint local() const;
+  // Whether COLLECTs read whole rows (HotCollectorOptions::collect_by_row and
+  // rows of this server's own), or one slot per cell.
+  bool collects_by_row() const;
 
   // Sends the new values of owned keys after epoch `epoch` as UPDATE packets
   // numbered from 0, the last flagged LAST (an empty one when `keys` is

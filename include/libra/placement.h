@@ -44,6 +44,24 @@ class HashPlacement final : public Placement {
                                  const SwitchLayout& layout) const override;
 };
 
+// Each owner (a server) gets a band of rows (cell index i across every
+// array), as many as its values fill, and `inner` places its keys inside
+// the band. A server then owns whole rows and reads its sums with one
+// COLLECT per row (docs/protocol.md) instead of one slot per cell. Throws
+// std::invalid_argument when the bands do not fit the layout.
+class BandedPlacement final : public Placement {
+ public:
+  // `owner_of_key`: the owner of each key, in the order Place receives them.
+  BandedPlacement(std::vector<uint32_t> owner_of_key, std::unique_ptr<Placement> inner);
+  PlacementKind kind() const override { return inner_->kind(); }
+  std::vector<CellAddress> Place(std::span<const HotKey> keys,
+                                 const SwitchLayout& layout) const override;
+
+ private:
+  std::vector<uint32_t> owner_of_key_;
+  std::unique_ptr<Placement> inner_;
+};
+
 std::unique_ptr<Placement> MakePlacement(PlacementKind kind);
 
 // Throws std::invalid_argument if the values of `keys` exceed the layout's cells.

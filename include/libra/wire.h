@@ -70,6 +70,8 @@ inline constexpr std::uint16_t kFlagDuplicate = 1 << 2;       // ACK: DATA/FIN s
 inline constexpr std::uint16_t kFlagFin = 1 << 3;             // ACK: acknowledges a FIN
 inline constexpr std::uint16_t kFlagNotReady = 1 << 4;        // RESULT: epoch not complete
 inline constexpr std::uint16_t kFlagLast = 1 << 5;  // UPDATE/REPLICA: the epoch's last packet
+// COLLECT: slot 0 names a row; read that cell of every register array.
+inline constexpr std::uint16_t kFlagRow = 1 << 6;
 
 struct Header {
   std::uint8_t version = kVersion;

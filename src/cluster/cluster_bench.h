@@ -40,7 +40,10 @@ struct ClusterBenchOptions {
   uint64_t rows = 200'000;  // per data set (10% held out)
   uint32_t batch = 500;     // rows per worker per iteration
   uint32_t epochs = 2;
-  double rate_mbit = 40;    // each direction of every host link
+  // Each direction of every host link. 20 Mbit/s keeps the links the
+  // bottleneck: at 40 the Libra runs (up to 11 processes and a software
+  // switch on 2 cores) used 1.4-1.8 cores on average (docs/PERFORMANCE.md).
+  double rate_mbit = 20;
   double loss_percent = 0;  // on every host's outgoing packets
   double target_loss = 0;   // held-out log loss to reach; 0: the plain run's final loss + 1e-4
   double run_timeout_s = 600;

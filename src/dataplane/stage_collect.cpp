@@ -34,8 +34,13 @@ void CollectStage(PacketContext& ctx, PipelineState& state, OutputBatch& out) {
   std::array<wire::Slot, wire::kMaxSlots> slots;
   std::uint16_t kept = 0;
   const std::size_t bank_base = std::size_t{ctx.bank} * state.cells_per_array;
-  for (std::size_t j = 0; j < request.slot_count; ++j) {
-    const wire::Slot asked = ctx.slot(j);
+  // A ROW request names one row in slot 0: cell `row` of every array.
+  const bool by_row = (request.flags & wire::kFlagRow) != 0;
+  const std::size_t reads =
+      by_row ? (request.slot_count > 0 ? static_cast<std::size_t>(state.job->slots_per_packet) : 0)
+             : request.slot_count;
+  for (std::size_t j = 0; j < reads; ++j) {
+    const wire::Slot asked = by_row ? ctx.slot(0) : ctx.slot(j);
     if (!asked.valid) continue;
     const ReadInEpoch::Output cell =
         state.values.Execute(ctx.pass, j, bank_base + asked.index, ReadInEpoch{ctx.epoch_tag});

@@ -155,10 +155,12 @@ void HotSender::Impl::Run() {
       for (int turn = 0; turn < kBatchesPerTurn; ++turn) {
         const std::size_t n = batch.Receive(socket.fd());
         for (std::size_t i = 0; i < n; ++i) {
-          const std::uint64_t values = counters.replica_values;
+          // Only a completed stream can make a waiting Pull's keys current
+          // (or release a bank): waking the puller for every REPLICA made it
+          // rescan its keys hundreds of times an epoch.
           const std::uint64_t epochs = counters.replica_epochs;
           HandleDatagram(batch.payload(i));
-          replica_moved |= counters.replica_values != values || counters.replica_epochs != epochs;
+          replica_moved |= counters.replica_epochs != epochs;
         }
         if (n < kBatch) break;
       }

@@ -9,6 +9,7 @@
 #include "libra/placement.h"
 #include "libra/switch_control_client.h"
 #include "ps/internal/logging.h"
+#include "ps/internal/postoffice.h"
 
 namespace ps::hotpath {
 
@@ -83,6 +84,37 @@ std::shared_ptr<const libra::hot::HotSet> Controller::ChooseFromSamples(
       libra::hot::PlaceHotSet(std::move(chosen), layout, libra::hot::HeatPlacement()));
 }
 
+std::shared_ptr<const libra::hot::HotSet> Controller::BandByServer(
+    std::shared_ptr<const libra::hot::HotSet> hot_set, const std::vector<uint32_t>& owners) const {
+  if (num_servers_ < 2) return hot_set;
+  // The owner of each key as the servers will find it: the sampled owners,
+  // or the servers' key ranges (hotpath_server.cc uses the same rule).
+  const auto keys = hot_set->keys();
+  const std::vector<Range>& ranges = Postoffice::Get()->GetServerKeyRanges();
+  std::vector<uint32_t> owner_of_key(keys.size(), 0);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (!owners.empty()) {
+      owner_of_key[i] = owners[i];
+      continue;
+    }
+    for (size_t s = 0; s < ranges.size(); ++s) {
+      if (keys[i].key >= ranges[s].begin() && keys[i].key < ranges[s].end()) {
+        owner_of_key[i] = static_cast<uint32_t>(s);
+      }
+    }
+  }
+  try {
+    return std::make_shared<const libra::hot::HotSet>(libra::hot::PlaceHotSet(
+        std::vector<libra::hot::HotKey>(keys.begin(), keys.end()), hot_set->layout(),
+        libra::hot::BandedPlacement(std::move(owner_of_key),
+                                    libra::hot::MakePlacement(hot_set->placement()))));
+  } catch (const std::invalid_argument& e) {
+    LOG(WARNING) << "libra: keeping the hot set's placement (" << e.what()
+                 << "); servers will read it cell by cell";
+    return hot_set;
+  }
+}
+
 Install Controller::Decide() {
   Install install;
   install.job_id = config_.job_id;
@@ -97,6 +129,7 @@ Install Controller::Decide() {
       if (install.hot_set->size() == 0) install.reason = "the hot-set file holds no keys";
     }
     if (install.hot_set == nullptr || install.hot_set->size() == 0) return install;
+    install.hot_set = BandByServer(install.hot_set, install.owners);
 
     float max_abs = 0;
     for (const auto& [req, join] : joins_) max_abs = std::max(max_abs, join.max_abs_value);

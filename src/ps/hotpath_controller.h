@@ -33,6 +33,11 @@ class Controller {
  private:
   Install Decide();
   // The hot set of the sampled counts, and the server that owns each key.
+  // With several servers, the hot set re-placed so that each server owns
+  // whole rows (BandedPlacement) and reads them with one COLLECT per row;
+  // the given set when there is one server or the bands do not fit.
+  std::shared_ptr<const libra::hot::HotSet> BandByServer(
+      std::shared_ptr<const libra::hot::HotSet> hot_set, const std::vector<uint32_t>& owners) const;
   std::shared_ptr<const libra::hot::HotSet> ChooseFromSamples(std::vector<uint32_t>* owners,
                                                               std::string* why);
 

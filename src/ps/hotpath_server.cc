@@ -92,6 +92,7 @@ class ServerPathImpl final : public ServerPath {
     options.local = local;
     options.num_workers = install.num_workers;
     options.first_epoch = install.first_epoch;
+    options.collect_by_row = true;
     collector_ = std::make_unique<libra::hotpath::HotCollector>(
         install.hot_set, owned, options,
         [this](CollectedEpoch epoch) { epochs_.Push(std::move(epoch)); });
@@ -235,6 +236,7 @@ class ServerPathImpl final : public ServerPath {
                         {"results", c.results},
                         {"written_values", c.written_values},
                         {"collect_micros", c.collect_micros},
+                        {"by_row", collector_->collects_by_row()},
                         {"saturated_values", c.saturated_values},
                         {"update_packets", c.update_packets},
                         {"packets_sent", c.packets_sent},

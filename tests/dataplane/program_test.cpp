@@ -182,6 +182,28 @@ TEST_F(ProgramTest, AggregatesAllWorkersAndAnswersCollect) {
   EXPECT_EQ(program_.counters()[Event::kValuesAggregated], 6u);
 }
 
+TEST_F(ProgramTest, CollectByRowReadsThatCellOfEveryArray) {
+  RunEpoch(0, {{0, 4, 1.0f}, {2, 4, 2.0f}, {1, 5, 3.0f}});
+  const auto result =
+      Send(Packet(MessageType::kCollect, 0, 0, 9, {{0, 4, 0}}, 0, kJob, wire::kFlagRow),
+           ServerAddress(0));
+  ASSERT_EQ(result.size(), 1u);
+  EXPECT_EQ(result[0].header().type, MessageType::kResult);
+  EXPECT_EQ(result[0].header().seq, 9u);
+  EXPECT_EQ(result[0].header().flags, 0);
+  // Row 4 was written in arrays 0 and 2; array 1 wrote row 5, array 3 nothing.
+  ASSERT_EQ(result[0].header().slot_count, 2);
+  EXPECT_EQ(SumAt(result[0], 0), 1.0f * (1 + 2 + 3));
+  EXPECT_EQ(SumAt(result[0], 2), 2.0f * (1 + 2 + 3));
+  EXPECT_FALSE(Answered(result[0], 1));
+  EXPECT_FALSE(Answered(result[0], 3));
+  // A ROW request without its slot reads nothing.
+  const auto empty =
+      Send(Packet(MessageType::kCollect, 0, 0, 10, {}, 0, kJob, wire::kFlagRow), ServerAddress(0));
+  ASSERT_EQ(empty.size(), 1u);
+  EXPECT_EQ(empty[0].header().slot_count, 0);
+}
+
 TEST_F(ProgramTest, RetransmissionAfterAggregationIsAckedButNotAddedAgain) {
   SendData(0, 0, 0, {{0, 1, 1.0f}});
   const auto again = SendData(0, 0, 0, {{0, 1, 1.0f}}, wire::kFlagRetransmission);

@@ -5,8 +5,9 @@
 // every reply decodes, and a RESULT is the compacted answer to the COLLECT that caused it: its
 // header echoes the request, NOT_READY carries no slot, and otherwise each
 // slot is valid and names, in strictly increasing order, a valid slot of
-// the request (wire format version 2), with SATURATED set exactly when a
-// slot is saturated.
+// the request (wire format version 2) or, for a ROW request with a valid
+// slot 0, an array of the job, with SATURATED set exactly when a slot is
+// saturated.
 #include <array>
 #include <bit>
 #include <cstddef>
@@ -24,6 +25,7 @@ using namespace libra;
 
 constexpr int kWorkers = 3;
 constexpr int kServers = 2;
+constexpr int kSlotsPerPacket = 8;
 
 void Check(bool ok) {
   if (!ok) std::abort();
@@ -46,7 +48,7 @@ dataplane::Program* MakeProgram(int workers, int servers) {
     job.servers.push_back(Sender(static_cast<std::uint8_t>(kWorkers + s)));
   }
   job.cells_per_array = 16;
-  job.slots_per_packet = 8;
+  job.slots_per_packet = kSlotsPerPacket;
   if (!p->InstallJob(job).ok) std::abort();
   return p;
 }
@@ -102,9 +104,15 @@ void CheckResult(const wire::Message& request, const wire::Message& result) {
     return;
   }
   bool saturated = false;
+  const bool by_row = (q.flags & wire::kFlagRow) != 0;
   for (std::uint32_t i = 0; i < r.slot_count; ++i) {
     const wire::Slot& slot = result.slots[i];
-    Check(slot.valid && slot.index < q.slot_count && request.slots[slot.index].valid);
+    if (by_row) {
+      Check(slot.valid && q.slot_count >= 1 && request.slots[0].valid &&
+            slot.index < static_cast<std::uint32_t>(kSlotsPerPacket));
+    } else {
+      Check(slot.valid && slot.index < q.slot_count && request.slots[slot.index].valid);
+    }
     Check(i == 0 || slot.index > result.slots[i - 1].index);
     saturated = saturated || slot.saturated;
   }

@@ -284,6 +284,9 @@ void SwitchProgramSeeds() {
   Save("switch_program", "seed_data", datagram(0, wire::MessageType::kData, 0, 0, 0, cells));
   Save("switch_program", "seed_fin", datagram(0, wire::MessageType::kFin, 0, 1, 0, {}));
   Save("switch_program", "seed_collect", datagram(3, wire::MessageType::kCollect, 0, 0, 0, asked));
+  // A ROW request for row 3: the second switch answers array 0's cell 3.
+  Save("switch_program", "seed_collect_row",
+       datagram(3, wire::MessageType::kCollect, 0, 1, wire::kFlagRow, {{true, false, 3, 0}}));
   Save("switch_program", "seed_update_last",
        datagram(4, wire::MessageType::kUpdate, 1, 0, wire::kFlagLast, cells));
   Save("switch_program", "seed_update_empty_last",

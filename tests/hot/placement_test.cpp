@@ -103,3 +103,58 @@ TEST(HeatPlacement, BalancesExpectedLoadWithinOnePercentAndBeatsHashing) {
 
 }  // namespace
 }  // namespace libra::hot
+
+namespace libra::hot {
+namespace {
+
+// Three servers, keys dealt round-robin: each server's values fill a band of
+// rows no other server's value enters, heat still spread across the arrays.
+TEST(BandedPlacement, GivesEachOwnerWholeRowsOfItsOwn) {
+  const SwitchLayout layout{32, 256, 2};
+  const std::vector<HotKey> keys = SkewedKeys(3000);
+  std::vector<uint32_t> owners(keys.size());
+  for (size_t k = 0; k < keys.size(); ++k) owners[k] = static_cast<uint32_t>(k % 3);
+  const HotSet set =
+      PlaceHotSet(keys, layout, BandedPlacement(owners, std::make_unique<HeatPlacement>()));
+  EXPECT_EQ(set.placement(), PlacementKind::kHeat);
+  std::vector<int> owner_of_row(layout.cells_per_array, -1);
+  std::set<std::pair<uint32_t, uint32_t>> used;
+  std::vector<uint64_t> values_of(3, 0);
+  for (uint32_t k = 0; k < set.size(); ++k) {
+    values_of[owners[k]] += keys[k].value_len;
+    for (const CellAddress& cell : set.CellsOf(k)) {
+      ASSERT_LT(cell.index, layout.cells_per_array);
+      EXPECT_TRUE(used.insert({cell.array, cell.index}).second) << "cell used twice";
+      int& row = owner_of_row[cell.index];
+      if (row < 0) row = static_cast<int>(owners[k]);
+      EXPECT_EQ(row, static_cast<int>(owners[k])) << "row " << cell.index << " shared";
+    }
+  }
+  // Each band is as small as the owner's values allow.
+  for (int o = 0; o < 3; ++o) {
+    const auto rows = std::count(owner_of_row.begin(), owner_of_row.end(), o);
+    EXPECT_EQ(static_cast<uint64_t>(rows), (values_of[o] + 31) / 32) << "owner " << o;
+  }
+  EXPECT_LT(Imbalance(ArrayLoads(set)), 1.05);
+}
+
+TEST(BandedPlacement, RefusesBandsThatDoNotFitAndOwnersThatDoNotMatch) {
+  // 8 arrays x 4 rows: owners of 9, 9, 9 and 5 values need 2 + 2 + 2 + 1
+  // rows, more than 4, although the 32 values fill the 32 cells exactly.
+  const SwitchLayout layout{8, 4, 2};
+  std::vector<HotKey> keys;
+  for (uint64_t k = 0; k < 32; ++k) keys.push_back({k, 1, 1});
+  std::vector<uint32_t> four_owners(32);
+  for (size_t k = 0; k < 32; ++k) four_owners[k] = k < 9 ? 0 : (k < 18 ? 1 : (k < 27 ? 2 : 3));
+  EXPECT_THROW(
+      PlaceHotSet(keys, layout, BandedPlacement(four_owners, std::make_unique<HeatPlacement>())),
+      std::invalid_argument);
+  EXPECT_THROW(
+      PlaceHotSet(keys, layout,
+                  BandedPlacement(std::vector<uint32_t>(3, 0), std::make_unique<HeatPlacement>())),
+      std::invalid_argument);
+  EXPECT_THROW((void)BandedPlacement(four_owners, nullptr), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace libra::hot

@@ -131,9 +131,25 @@ class EpochInbox {
 
 // A job of N HotSenders and M HotCollectors installed on a switchd.
 struct Cluster {
-  Cluster(SwitchdProcess& sw, int workers, int servers, RetryPolicy retry = {}) {
+  Cluster(SwitchdProcess& sw, int workers, int servers, RetryPolicy retry = {},
+          bool by_row = false) {
     hot_set = MakeHotSet();
     owned = PartitionKeys(*hot_set, servers);
+    if (by_row && servers > 1) {
+      // Each server's keys in rows of their own, as the controller places them.
+      std::vector<std::uint32_t> owner_of_key;
+      for (const hot::HotKey& key : hot_set->keys()) {
+        for (int s = 0; s < servers; ++s) {
+          if (std::count(owned[s].begin(), owned[s].end(), key.key) != 0) {
+            owner_of_key.push_back(static_cast<std::uint32_t>(s));
+          }
+        }
+      }
+      hot_set = std::make_shared<const hot::HotSet>(hot::PlaceHotSet(
+          std::vector<hot::HotKey>(hot_set->keys().begin(), hot_set->keys().end()),
+          hot_set->layout(),
+          hot::BandedPlacement(owner_of_key, std::make_unique<hot::HeatPlacement>())));
+    }
     inboxes.resize(servers);
     SwitchJob job;
     job.job_id = kJobId;
@@ -166,6 +182,7 @@ struct Cluster {
       options.switch_address = sw.data;
       options.num_workers = static_cast<std::uint32_t>(workers);
       options.retry = retry;
+      options.collect_by_row = by_row;
       collectors.push_back(std::make_unique<HotCollector>(
           hot_set, owned[s], options,
           [inbox = &inboxes[s]](CollectedEpoch epoch) { inbox->Put(std::move(epoch)); }));
@@ -280,6 +297,7 @@ struct Shape {
   int workers;
   int servers;
   double drop_rate;
+  bool by_row = false;  // servers COLLECT whole rows of their own
 };
 
 class HotPathSwitchdTest : public ::testing::TestWithParam<Shape> {};
@@ -291,7 +309,10 @@ TEST_P(HotPathSwitchdTest, EpochsAggregateBitForBitAndReplicate) {
     flags = {"--drop-rate", std::to_string(shape.drop_rate), "--drop-seed", "7"};
   }
   SwitchdProcess sw(flags);
-  Cluster cluster(sw, shape.workers, shape.servers);
+  Cluster cluster(sw, shape.workers, shape.servers, RetryPolicy{}, shape.by_row);
+  for (const auto& collector : cluster.collectors) {
+    EXPECT_EQ(collector->collects_by_row(), shape.by_row);
+  }
   std::mt19937_64 rng(99 + shape.workers);
   constexpr int kEpochs = 4;
   int repairs = 0;
@@ -346,14 +367,17 @@ TEST_P(HotPathSwitchdTest, EpochsAggregateBitForBitAndReplicate) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, HotPathSwitchdTest,
                          ::testing::Values(Shape{2, 1, 0.0}, Shape{3, 2, 0.0}, Shape{4, 2, 0.0},
-                                           Shape{3, 2, 0.05}, Shape{4, 2, 0.2}),
+                                           Shape{3, 2, 0.05}, Shape{4, 2, 0.2},
+                                           Shape{2, 1, 0.0, true}, Shape{3, 2, 0.0, true},
+                                           Shape{4, 2, 0.2, true}),
                          [](const auto& info) {
                            return std::to_string(info.param.workers) + "Workers" +
                                   std::to_string(info.param.servers) + "Servers" +
                                   (info.param.drop_rate > 0
                                        ? "Loss" + std::to_string(int(info.param.drop_rate * 100)) +
                                              "Percent"
-                                       : "Clean");
+                                       : "Clean") +
+                                  (info.param.by_row ? "ByRow" : "");
                          });
 
 // Two epochs in flight: every worker pushes epochs 0, 1 and 2 at once.

@@ -120,7 +120,9 @@ TEST(HotPathController, ScaleLeavesHeadroomForEveryWorkersSum) {
       const int f = Controller::ChooseScaleBits(workers, max_abs);
       EXPECT_GE(f, 0);
       EXPECT_LE(f, 24);
-      if (f > 0) EXPECT_LE(double(workers) * max_abs * std::ldexp(1.0, f) * 16, 2147483648.0);
+      if (f > 0) {
+        EXPECT_LE(double(workers) * max_abs * std::ldexp(1.0, f) * 16, 2147483648.0);
+      }
     }
   }
   EXPECT_EQ(Controller::ChooseScaleBits(4, 0.0f), 16);  // nothing seen
