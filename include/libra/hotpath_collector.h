@@ -29,6 +29,8 @@ struct HotCollectorOptions {
   UdpEndpoint local{0x7f000001, 0};
   std::uint32_t num_workers = 1;  // N: each sum covers this many pushes
   std::uint32_t first_epoch = 0;  // the first epoch to collect
+  // UPDATE packets sent and not yet ACKed by the switch at once.
+  std::uint32_t update_window = 64;
   // COLLECT requests outstanding at once. Reads are idempotent, so nothing
   // in the switch limits it; a window of 64 cost a round trip per 64
   // packets behind a loaded link's queue. Requests time out only when
@@ -74,6 +76,9 @@ struct HotCollectorCounters {
   std::uint64_t written_values = 0;  // cells some worker pushed, as RESULTs returned them
   std::uint64_t saturated_values = 0;
   std::uint64_t update_packets = 0;
+  std::uint64_t update_acks = 0;
+  std::uint64_t update_retransmissions = 0;
+  std::uint64_t updates_abandoned = 0;  // dropped unACKed when the switch stopped answering
   std::uint64_t packets_sent = 0;
   std::uint64_t bytes_sent = 0;
   std::uint64_t packets_received = 0;
@@ -110,8 +115,10 @@ class HotCollector {
   // numbered from 0, the last flagged LAST (an empty one when `keys` is
   // empty); the switch replicates them to every worker. `keys` are owned
   // keys, each at most once (any order): those whose value changed, or all
-  // of them; `vals` their values key after key. UPDATE is not acknowledged:
-  // a lost one is a replica gap the workers detect and repair. Throws
+  // of them; `vals` their values key after key. The switch ACKs each
+  // UPDATE to the server, which keeps at most `update_window` unACKed and
+  // resends late ones; a lost REPLICA is a replica gap the workers detect
+  // and repair. Throws
   // std::invalid_argument when keys or vals do not match.
   void PublishUpdate(std::uint32_t epoch, std::span<const hot::Key> keys,
                      std::span<const float> vals);

@@ -18,6 +18,9 @@ void ReplicateStage(PacketContext& ctx, PipelineState& state, OutputBatch& out) 
   }
   state.counters.Count(Event::kReplicasSent, state.job->workers.size());
   state.counters.Count(Event::kPacketsOut, state.job->workers.size());
+  // The server learns the UPDATE got through (and paces the next ones by
+  // these ACKs, so a burst of thousands cannot overflow a queue on the way).
+  EmitAck(ctx, 0, state, out);
 }
 
 }  // namespace libra::dataplane

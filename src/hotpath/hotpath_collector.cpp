@@ -50,6 +50,7 @@ struct HotCollector::Impl {
         out(socket.fd(), options.switch_address, kBatch),
         next_epoch(options.first_epoch),
         last_poll(Clock::now()),
+        update_retry(options.retry),
         retry(options.retry),
         on_epoch(std::move(callback)) {
     for (const hot::Key key : owned_keys) {
@@ -80,6 +81,9 @@ struct HotCollector::Impl {
                                             const hot::HotSet& hot_set) {
     options.retry.Validate();
     if (options.window == 0) throw std::invalid_argument("hot collector: window is 0");
+    if (options.update_window == 0) {
+      throw std::invalid_argument("hot collector: update_window is 0");
+    }
     if (options.num_workers == 0) throw std::invalid_argument("hot collector: num_workers is 0");
     if (hot_set.layout().num_arrays > wire::kMaxSlots) {
       throw std::invalid_argument("hot collector: more register arrays than slots in a packet");
@@ -91,6 +95,8 @@ struct HotCollector::Impl {
   void HandleDatagram(std::span<const std::uint8_t> bytes);
   void HandleResult(const wire::Message& result);
   void HandleReady(std::uint32_t epoch);
+  void HandleUpdateAck(const wire::Header& ack);
+  void SendUpdates(Clock::time_point now);
   void Progress(Clock::time_point now);
   void Start();
   void Finish(HotPathStatus status);
@@ -143,7 +149,26 @@ struct HotCollector::Impl {
   std::vector<bool> key_written;  // some cell of the key was written in the epoch
   std::vector<bool> key_saturated;
   Clock::time_point last_poll;
-  std::deque<EncodedPacket> updates;  // UPDATE packets waiting for the I/O thread
+  // UPDATE packets not yet ACKed by the switch, oldest first: at most
+  // `update_window` of them on the wire, resent when their ACK is late.
+  struct PendingUpdate {
+    EncodedPacket packet;
+    std::uint16_t flags = 0;  // LAST on an epoch's last packet
+    std::uint32_t epoch = 0;
+    std::uint32_t seq = 0;
+    bool sent = false;
+    bool resent = false;  // an ACK of a resent packet is no RTT sample
+    bool acked = false;
+    Clock::time_point sent_at;
+  };
+  std::deque<PendingUpdate> updates;
+  RetryClock update_retry;
+  Clock::time_point last_update_ack;
+  // Late, like a COLLECT: the timeout has passed since it was sent and since
+  // the last ACK.
+  Clock::time_point UpdateExpiresAt(const PendingUpdate& update) const {
+    return std::max(update.sent_at, last_update_ack) + update_retry.timeout();
+  }
   RetryClock retry;
   HotCollectorCounters counters;
   EpochCallback on_epoch;
@@ -207,10 +232,9 @@ void HotCollector::Impl::Run() {
         if (n < kBatch) break;
       }
       const Clock::time_point now = Clock::now();
-      for (const EncodedPacket& update : updates) out.Add(update.view());
+      SendUpdates(now);
       Progress(now);
       out.Flush();
-      updates.clear();
       counters.packets_sent = out.packets_sent();
       counters.bytes_sent = out.bytes_sent();
       counters.send_errors = out.errors();
@@ -222,6 +246,10 @@ void HotCollector::Impl::Run() {
         }
       } else if (plan_packets() > 0) {
         deadline = std::min(deadline, last_poll + options.ready_poll);
+      }
+      for (const PendingUpdate& update : updates) {
+        if (!update.sent) break;
+        if (!update.acked) deadline = std::min(deadline, UpdateExpiresAt(update));
       }
       to_deliver.swap(deliveries);
     }
@@ -247,8 +275,64 @@ void HotCollector::Impl::HandleDatagram(std::span<const std::uint8_t> bytes) {
   } else if (message.header.type == wire::MessageType::kReady) {
     ++counters.ready_received;
     HandleReady(message.header.epoch);
+  } else if (message.header.type == wire::MessageType::kAck) {
+    HandleUpdateAck(message.header);
   } else {
     ++counters.ignored_packets;
+  }
+}
+
+void HotCollector::Impl::HandleUpdateAck(const wire::Header& ack) {
+  for (PendingUpdate& update : updates) {
+    if (!update.sent) break;
+    if (update.acked || update.epoch != ack.epoch || update.seq != ack.seq) continue;
+    update.acked = true;
+    const Clock::time_point now = Clock::now();
+    if (!update.resent) {
+      update_retry.OnRttSample(
+          std::chrono::duration_cast<std::chrono::microseconds>(now - update.sent_at));
+    }
+    update_retry.OnProgress();
+    last_update_ack = now;
+    ++counters.update_acks;
+    return;
+  }
+  ++counters.ignored_packets;  // a late ACK of a resend, or not ours
+}
+
+// UPDATEs go out as ACKs come back, at most `update_window` unACKed; one
+// whose ACK is late (since it was sent and since the last ACK) is resent.
+// When the switch stops answering, the rest are dropped: the workers find
+// the switch dead by their own probes.
+void HotCollector::Impl::SendUpdates(Clock::time_point now) {
+  while (!updates.empty() && updates.front().acked) updates.pop_front();
+  std::uint32_t outstanding = 0;
+  bool timed_out = false;
+  for (PendingUpdate& update : updates) {
+    if (update.acked) continue;
+    if (!update.sent) {
+      if (outstanding >= options.update_window) break;
+      out.Add(update.packet.view());
+      update.sent = true;
+      update.sent_at = now;
+      ++outstanding;
+      continue;
+    }
+    ++outstanding;
+    if (now < UpdateExpiresAt(update)) continue;
+    if (!timed_out) {
+      timed_out = true;
+      if (!update_retry.OnTimeout()) {
+        counters.updates_abandoned += updates.size();
+        updates.clear();
+        return;
+      }
+    }
+    update.packet.SetFlags(update.flags | wire::kFlagRetransmission);
+    out.Add(update.packet.view());
+    update.sent_at = now;
+    update.resent = true;
+    ++counters.update_retransmissions;
   }
 }
 
@@ -473,7 +557,14 @@ void HotCollector::PublishUpdate(std::uint32_t epoch, std::span<const hot::Key> 
   packed.packets.back().SetFlags(wire::kFlagLast);
   {
     std::lock_guard lock(impl.mutex);
-    for (EncodedPacket& packet : packed.packets) impl.updates.push_back(packet);
+    for (const EncodedPacket& packet : packed.packets) {
+      Impl::PendingUpdate update;
+      update.packet = packet;
+      update.flags = &packet == &packed.packets.back() ? wire::kFlagLast : 0;
+      update.epoch = epoch;
+      update.seq = wire::LoadBig32(&packet.bytes[16]);
+      impl.updates.push_back(update);
+    }
     impl.counters.update_packets += packed.packets.size();
   }
   impl.socket.Wake();

@@ -466,10 +466,18 @@ TEST_F(ProgramTest, RandomEpochMatchesReferenceSums) {
   }
 }
 
-TEST_F(ProgramTest, UpdateIsReplicatedToEveryWorker) {
-  const auto replicas = Send(Packet(MessageType::kUpdate, 1, 3, 12, {{0, 4, 0.25f}, {2, 8, -1.0f}}),
+TEST_F(ProgramTest, UpdateIsReplicatedToEveryWorkerAndAckedToItsServer) {
+  const auto replicas = Send(Packet(MessageType::kUpdate, 1, 3, 12, {{0, 4, 0.25f}, {2, 8, -1.0f}},
+                                    0, kJob, wire::kFlagLast),
                              ServerAddress(1));
-  ASSERT_EQ(replicas.size(), static_cast<std::size_t>(kWorkers));
+  ASSERT_EQ(replicas.size(), static_cast<std::size_t>(kWorkers) + 1);
+  const Reply& ack = replicas.back();
+  EXPECT_EQ(ack.to, ServerAddress(1));
+  EXPECT_EQ(ack.header().type, MessageType::kAck);
+  EXPECT_EQ(ack.header().node_id, 1);
+  EXPECT_EQ(ack.header().epoch, 3u);
+  EXPECT_EQ(ack.header().seq, 12u);
+  EXPECT_EQ(ack.header().slot_count, 0);
   for (int w = 0; w < kWorkers; ++w) {
     const Reply& r = replicas[w];
     EXPECT_EQ(r.to, WorkerAddress(w));
@@ -477,6 +485,7 @@ TEST_F(ProgramTest, UpdateIsReplicatedToEveryWorker) {
     EXPECT_EQ(r.header().node_id, 1);
     EXPECT_EQ(r.header().epoch, 3u);
     EXPECT_EQ(r.header().seq, 12u);
+    EXPECT_EQ(r.header().flags, wire::kFlagLast);
     ASSERT_EQ(r.header().slot_count, 3);
     EXPECT_EQ(r.message.slots[0].index, 4u);
     EXPECT_EQ(Float(r.message.slots[0].value), 0.25f);
