@@ -45,8 +45,9 @@ struct HotSenderOptions {
   RetryPolicy retry;
   // A replica epoch that has begun to arrive (some REPLICA of it came) but
   // is still incomplete this long after its latest REPLICA is reported as a
-  // gap.
-  std::chrono::milliseconds replica_gap_timeout{100};
+  // gap. Not shorter: a resent UPDATE makes up for a lost one within a few
+  // round trips, and a gap's repair moves all of a server's keys over ZeroMQ.
+  std::chrono::milliseconds replica_gap_timeout{500};
   // The server that publishes each hot key (hot-set order), as the servers
   // split them; empty: server 0 publishes all.
   std::vector<std::uint16_t> key_owners;

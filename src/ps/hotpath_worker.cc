@@ -28,11 +28,17 @@ using Clock = std::chrono::steady_clock;
 // second), so only a dead switch or server gets here.
 constexpr std::chrono::seconds kReplicaDeadline{60};
 
-// An epoch whose REPLICAs have not begun to arrive this long after they were
-// due is repaired as a whole. Partial arrivals are repaired sooner, through
-// the sender's gap report. Not shorter: under load a late epoch is not a lost
-// one, and a repair moves the whole hot set over ZeroMQ.
+// A replica silent this long makes the worker probe the switch: a switch
+// that died after taking this worker's last push leaves nothing else to
+// notice.
 constexpr std::chrono::milliseconds kSilentReplicaTimeout{2000};
+
+// An epoch whose REPLICAs have not begun to arrive this long after they were
+// due (and whose switch still answers) is repaired as a whole. Partial
+// arrivals are repaired sooner, through the sender's gap report. Not
+// shorter: a large hot set on a slow link takes seconds to collect, and a
+// repair moves the whole hot set over ZeroMQ, which made slow epochs slower.
+constexpr std::chrono::milliseconds kRepairAfter{10000};
 
 // How long a switch has to answer a probe before it is taken for dead: far
 // beyond a round trip of any link the hot path runs on.
@@ -239,6 +245,7 @@ class WorkerPathImpl final : public WorkerPath {
     std::vector<float> vals;
     std::vector<int> lens;
     const auto deadline = Clock::now() + kReplicaDeadline;
+    auto next_repair = Clock::now() + kRepairAfter;
     while (sender_->Pull(std::span<const Key>(keys.data(), keys.size()), &vals, &lens,
                          kSilentReplicaTimeout) != HotPathStatus::kOk) {
       CHECK(Clock::now() < deadline)
@@ -251,6 +258,8 @@ class WorkerPathImpl final : public WorkerPath {
           << " is being aggregated";
       vals.clear();
       lens.clear();
+      if (Clock::now() < next_repair) continue;
+      next_repair = Clock::now() + kRepairAfter;
       Repair request;
       request.epoch = epoch;
       request.keys.assign(keys.begin(), keys.end());
@@ -312,7 +321,7 @@ class WorkerPathImpl final : public WorkerPath {
         continue;
       }
       if (behind_since == Clock::time_point{}) behind_since = Clock::now();
-      if (Clock::now() - behind_since < kSilentReplicaTimeout) continue;
+      if (Clock::now() - behind_since < kRepairAfter) continue;
       lock.unlock();
       RepairAll(*wanted);
       lock.lock();
@@ -347,7 +356,8 @@ class WorkerPathImpl final : public WorkerPath {
     std::lock_guard<std::mutex> lock(push_mu_);
     if (!sender_ || epochs_hot_ == 0) return;
     const auto start = Clock::now();
-    auto next_repair = start + kSilentReplicaTimeout;
+    auto next_probe = start + kSilentReplicaTimeout;
+    auto next_repair = start + kRepairAfter;
     while (true) {
       const std::optional<uint32_t> reached = sender_->ReplicaEpoch();
       if (reached && *reached >= last_pushed_) return;
@@ -356,12 +366,15 @@ class WorkerPathImpl final : public WorkerPath {
                      << " before Finalize";
         return;
       }
-      if (Clock::now() > next_repair) {  // the last epoch's REPLICAs were lost
+      if (Clock::now() > next_probe) {
         CHECK(sender_->ProbeSwitch(kProbeBudget))
             << "libra: the switch does not answer probes (switch_unresponsive) while epoch "
             << last_pushed_ << " is being aggregated";
+        next_probe = Clock::now() + kSilentReplicaTimeout;
+      }
+      if (Clock::now() > next_repair) {  // the last epoch's REPLICAs were lost
         RepairAll(last_pushed_);
-        next_repair = Clock::now() + kSilentReplicaTimeout;
+        next_repair = Clock::now() + kRepairAfter;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
