@@ -87,22 +87,9 @@ std::shared_ptr<const libra::hot::HotSet> Controller::ChooseFromSamples(
 std::shared_ptr<const libra::hot::HotSet> Controller::BandByServer(
     std::shared_ptr<const libra::hot::HotSet> hot_set, const std::vector<uint32_t>& owners) const {
   if (num_servers_ < 2) return hot_set;
-  // The owner of each key as the servers will find it: the sampled owners,
-  // or the servers' key ranges (hotpath_server.cc uses the same rule).
   const auto keys = hot_set->keys();
-  const std::vector<Range>& ranges = Postoffice::Get()->GetServerKeyRanges();
-  std::vector<uint32_t> owner_of_key(keys.size(), 0);
-  for (size_t i = 0; i < keys.size(); ++i) {
-    if (!owners.empty()) {
-      owner_of_key[i] = owners[i];
-      continue;
-    }
-    for (size_t s = 0; s < ranges.size(); ++s) {
-      if (keys[i].key >= ranges[s].begin() && keys[i].key < ranges[s].end()) {
-        owner_of_key[i] = static_cast<uint32_t>(s);
-      }
-    }
-  }
+  std::vector<uint32_t> owner_of_key =
+      HotKeyOwners(*hot_set, owners, Postoffice::Get()->GetServerKeyRanges());
   try {
     return std::make_shared<const libra::hot::HotSet>(libra::hot::PlaceHotSet(
         std::vector<libra::hot::HotKey>(keys.begin(), keys.end()), hot_set->layout(),

@@ -205,4 +205,20 @@ std::optional<Repair> DecodeRepair(const std::string& body) {
   return repair;
 }
 
+std::vector<uint32_t> HotKeyOwners(const libra::hot::HotSet& hot_set,
+                                   const std::vector<uint32_t>& owners,
+                                   const std::vector<Range>& server_ranges) {
+  if (!owners.empty()) return owners;
+  const auto keys = hot_set.keys();
+  std::vector<uint32_t> owner_of_key(keys.size(), 0);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    for (size_t s = 0; s < server_ranges.size(); ++s) {
+      if (keys[i].key >= server_ranges[s].begin() && keys[i].key < server_ranges[s].end()) {
+        owner_of_key[i] = static_cast<uint32_t>(s);
+      }
+    }
+  }
+  return owner_of_key;
+}
+
 }  // namespace ps::hotpath

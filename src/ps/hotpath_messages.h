@@ -20,6 +20,7 @@
 
 #include "libra/hot_set.h"
 #include "libra/switch_job.h"
+#include "ps/range.h"
 
 namespace ps::hotpath {
 
@@ -61,6 +62,14 @@ struct Repair {
   std::vector<libra::hot::Key> keys;
   std::vector<float> vals;  // the answer: key after key, hot-set lengths
 };
+
+// The server that owns each hot key of `hot_set` (hot-set order), the one
+// rule the controller, the servers and the workers share: the controller's
+// `owners` when it sent them (the workers' slicer routed the sampled keys),
+// else the server whose key range holds the key, as it would own it cold.
+std::vector<uint32_t> HotKeyOwners(const libra::hot::HotSet& hot_set,
+                                   const std::vector<uint32_t>& owners,
+                                   const std::vector<Range>& server_ranges);
 
 std::string Encode(const JoinRequest& join);
 std::optional<JoinRequest> DecodeJoin(const std::string& body);

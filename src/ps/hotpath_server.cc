@@ -60,17 +60,13 @@ class ServerPathImpl final : public ServerPath {
  private:
   void StartCollecting(const Install& install, libra::UdpEndpoint local) {
     if (!install.enabled) return;
-    // This server owns the hot keys the workers' slicer sends to it (or, with
-    // a hot-set file, those of its key range), as it would own them cold.
     const int rank = Postoffice::Get()->my_rank();
-    const Range range = Postoffice::Get()->GetServerKeyRanges()[rank];
+    const std::vector<uint32_t> owners =
+        HotKeyOwners(*install.hot_set, install.owners, Postoffice::Get()->GetServerKeyRanges());
     std::vector<libra::hot::Key> owned;
     const auto keys = install.hot_set->keys();
     for (size_t i = 0; i < keys.size(); ++i) {
-      const bool mine = install.owners.empty()
-                            ? keys[i].key >= range.begin() && keys[i].key < range.end()
-                            : install.owners[i] == static_cast<uint32_t>(rank);
-      if (mine) owned.push_back(keys[i].key);
+      if (owners[i] == static_cast<uint32_t>(rank)) owned.push_back(keys[i].key);
     }
     std::sort(owned.begin(), owned.end());
     std::lock_guard<std::mutex> lock(mu_);

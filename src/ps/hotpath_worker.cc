@@ -181,24 +181,11 @@ class WorkerPathImpl final : public WorkerPath {
               << install.first_epoch << " (" << hot_set_->size() << " hot keys)";
   }
 
-  // The server that publishes each hot key: the same rule the servers use
-  // to pick the keys they collect (hotpath_server.cc).
+  // The server that publishes each hot key: the one the servers collect by.
   static std::vector<uint16_t> KeyOwners(const Install& install) {
-    const auto keys = install.hot_set->keys();
-    std::vector<uint16_t> owners(keys.size(), 0);
-    const std::vector<Range> ranges = Postoffice::Get()->GetServerKeyRanges();
-    for (size_t i = 0; i < keys.size(); ++i) {
-      if (!install.owners.empty()) {
-        owners[i] = static_cast<uint16_t>(install.owners[i]);
-        continue;
-      }
-      for (size_t s = 0; s < ranges.size(); ++s) {
-        if (keys[i].key >= ranges[s].begin() && keys[i].key < ranges[s].end()) {
-          owners[i] = static_cast<uint16_t>(s);
-        }
-      }
-    }
-    return owners;
+    const std::vector<uint32_t> owners =
+        HotKeyOwners(*install.hot_set, install.owners, Postoffice::Get()->GetServerKeyRanges());
+    return std::vector<uint16_t>(owners.begin(), owners.end());
   }
 
   // Keys of the hot set whose length matches it go hot, in the push's order.

@@ -34,6 +34,18 @@ Install SampleInstall() {
   return install;
 }
 
+// Keys 5, 8 and 2: the controller's owners when it sent them, else the
+// server whose key range holds each key.
+TEST(HotPathMessages, HotKeyOwnersFollowTheControllerOrTheKeyRanges) {
+  const Install install = SampleInstall();
+  const std::vector<Range> ranges = {Range(0, 6), Range(6, 100)};
+  EXPECT_EQ(HotKeyOwners(*install.hot_set, install.owners, ranges),
+            (std::vector<uint32_t>{0, 1, 0}));
+  EXPECT_EQ(HotKeyOwners(*install.hot_set, {}, ranges), (std::vector<uint32_t>{0, 1, 0}));
+  EXPECT_EQ(HotKeyOwners(*install.hot_set, {}, {Range(0, 3), Range(3, 100)}),
+            (std::vector<uint32_t>{1, 1, 0}));
+}
+
 TEST(HotPathMessages, JoinRoundTrips) {
   const JoinRequest join = SampleJoin();
   const std::optional<JoinRequest> back = DecodeJoin(Encode(join));
