@@ -141,6 +141,9 @@ class HotSender {
   bool ProbeSwitch(std::chrono::milliseconds budget);
   // The values of an epoch not yet committed, if the sender still has them.
   std::optional<RetainedPush> Retained(std::uint32_t epoch) const;
+  // Every pushed epoch not yet committed (whatever became of it on the
+  // switch), oldest first: what the fallback resends after a switch failure.
+  std::vector<RetainedPush> RetainedPushes() const;
 
   // Copies the replica's values of hot `keys` once each of their cells has
   // reached the epoch of the last push (or holds any value when nothing was

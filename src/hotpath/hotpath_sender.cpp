@@ -557,6 +557,15 @@ std::optional<RetainedPush> HotSender::Retained(std::uint32_t epoch) const {
   return std::nullopt;
 }
 
+std::vector<RetainedPush> HotSender::RetainedPushes() const {
+  std::lock_guard lock(impl_->mutex);
+  std::vector<RetainedPush> out;
+  for (const PushEpoch& push : impl_->epochs) {
+    if (!push.released) out.push_back(push.retained);
+  }
+  return out;
+}
+
 HotPathStatus HotSender::Pull(std::span<const hot::Key> keys, std::vector<float>* vals,
                               std::vector<int>* lens, std::chrono::milliseconds timeout) {
   Impl& impl = *impl_;

@@ -149,6 +149,7 @@ Install Controller::Decide() {
     } catch (const libra::switchd::SwitchControlError&) {
     }
     client.InstallJob(job);
+    job_ = job;
     installed_ = true;
     install.enabled = true;
   } catch (const std::exception& e) {
@@ -159,12 +160,149 @@ Install Controller::Decide() {
   return install;
 }
 
+void Controller::SetApp(SimpleApp* app, int switch_down_head, int resume_query_head,
+                        int resume_head) {
+  std::lock_guard<std::mutex> lock(mu_);
+  app_ = app;
+  switch_down_head_ = switch_down_head;
+  resume_query_head_ = resume_query_head;
+  resume_head_ = resume_head;
+}
+
+void Controller::OnSwitchDown(const SwitchDown& down, int sender) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // A report from an earlier incarnation, or one more of this failure.
+  if (!installed_ || down.generation != generation_ || switch_down_ || stopping_) return;
+  switch_down_ = true;
+  down_since_ = std::chrono::steady_clock::now();
+  LOG(WARNING) << "libra: node " << sender << " found the switch down at epoch " << down.epoch
+               << " (" << down.reason
+               << "); the servers aggregate the hot keys until the switch answers again";
+  SwitchDown notice = down;
+  notice.generation = generation_;
+  if (app_) app_->Request(switch_down_head_, Encode(notice), kWorkerGroup + kServerGroup);
+  if (!watcher_.joinable()) watcher_ = std::thread([this] { WatchSwitch(); });
+  cond_.notify_all();
+}
+
+void Controller::OnResumeAnswer(int sender, uint32_t next_epoch) {
+  std::lock_guard<std::mutex> lock(mu_);
+  resume_answers_[sender] = next_epoch;
+  cond_.notify_all();
+}
+
+void Controller::WatchSwitch() {
+  // How often a down switch is probed, and how long a probe may take.
+  constexpr auto kProbeEvery = std::chrono::milliseconds(500);
+  constexpr auto kProbeTimeout = std::chrono::milliseconds(300);
+  std::unique_lock<std::mutex> lock(mu_);
+  bool first = true;  // a switch started again at once is found at once
+  while (!stopping_) {
+    if (!first) cond_.wait_for(lock, kProbeEvery, [this] { return stopping_; });
+    first = false;
+    if (stopping_ || !switch_down_) continue;
+    // The first failure is resumed from as soon as the switch answers; a
+    // switch that fails again after each resume (up, but dropping packets)
+    // waits longer each time: 1 s, 2 s, 4 s... at most 64 s.
+    const auto backoff = resumes_ == 0 ? std::chrono::seconds(0)
+                                       : std::chrono::seconds(1 << std::min(resumes_ - 1, 6u));
+    if (std::chrono::steady_clock::now() - down_since_ < backoff) continue;
+    lock.unlock();
+    bool up = false;
+    try {
+      libra::switchd::ControlClient client(config_.switch_control, kProbeTimeout);
+      up = client.Probe();
+    } catch (const std::exception&) {
+    }
+    if (up) TryResume();
+    lock.lock();
+  }
+}
+
+void Controller::TryResume() {
+  // How long the workers have to answer RESUME_QUERY (their receive threads
+  // answer at once; only a node that is gone does not).
+  constexpr auto kAnswerBudget = std::chrono::seconds(5);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    resume_answers_.clear();
+    app_->Request(resume_query_head_, "", kWorkerGroup);
+  }
+  uint32_t first_epoch = 0;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    const bool all = cond_.wait_for(lock, kAnswerBudget, [this] {
+      return stopping_ || resume_answers_.size() == static_cast<size_t>(num_workers_);
+    });
+    if (stopping_) return;
+    if (!all) {
+      LOG(WARNING) << "libra: the switch answers again, but only " << resume_answers_.size()
+                   << " of " << num_workers_ << " workers answered; staying in fallback";
+      lock.unlock();
+      CancelResume();
+      return;
+    }
+    for (const auto& [node, next] : resume_answers_) first_epoch = std::max(first_epoch, next);
+  }
+  libra::SwitchJob job;
+  uint32_t generation = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    generation = generation_ + 1;
+    job = job_;
+  }
+  const uint32_t failed_job = job.job_id;
+  job.job_id = JobIdOf(config_.job_id, generation);
+  try {
+    libra::switchd::ControlClient client(config_.switch_control);
+    try {
+      client.RemoveJob(failed_job, job.token);  // a switch that came back with its state
+    } catch (const libra::switchd::SwitchControlError&) {
+    }
+    client.InstallJob(job);
+  } catch (const std::exception& e) {
+    LOG(WARNING) << "libra: the switch answers again but took no job (" << e.what()
+                 << "); staying in fallback";
+    CancelResume();
+    return;
+  }
+  Resume resume;
+  resume.generation = generation;
+  resume.job_id = job.job_id;
+  resume.first_epoch = first_epoch;
+  std::lock_guard<std::mutex> lock(mu_);
+  job_ = job;
+  generation_ = generation;
+  switch_down_ = false;
+  ++resumes_;
+  const double down_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - down_since_).count();
+  LOG(WARNING) << "libra: the switch answers again after " << down_s
+               << " s; the hot path resumes at epoch " << first_epoch << " (job id " << job.job_id
+               << ")";
+  app_->Request(resume_head_, Encode(resume), kWorkerGroup + kServerGroup);
+}
+
+void Controller::CancelResume() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Resume cancel;
+  cancel.generation = generation_;
+  cancel.job_id = 0;
+  app_->Request(resume_head_, Encode(cancel), kWorkerGroup);
+}
+
 void Controller::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cond_.notify_all();
+  if (watcher_.joinable()) watcher_.join();
   std::lock_guard<std::mutex> lock(mu_);
   if (!installed_) return;
   try {
     libra::switchd::ControlClient client(config_.switch_control, std::chrono::milliseconds(500));
-    client.RemoveJob(config_.job_id, config_.job_token);
+    client.RemoveJob(job_.job_id, config_.job_token);
   } catch (const std::exception& e) {
     LOG(WARNING) << "libra: could not remove the job from the switch: " << e.what();
   }

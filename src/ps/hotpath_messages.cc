@@ -3,6 +3,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <type_traits>
+#include <vector>
 
 namespace ps::hotpath {
 namespace {
@@ -17,6 +18,12 @@ class Writer {
   void PutString(const std::string& text) {
     Put<uint32_t>(static_cast<uint32_t>(text.size()));
     out_.append(text);
+  }
+  // A count, then the items (keys or values).
+  template <typename T>
+  void PutList(const std::vector<T>& items) {
+    Put<uint64_t>(items.size());
+    for (const T& item : items) Put(item);
   }
   std::string Take() { return std::move(out_); }
 
@@ -44,6 +51,17 @@ class Reader {
   // A count of items of `item_bytes` each that the rest of the body can hold.
   bool GetCount(uint64_t item_bytes, uint64_t* count) {
     return Get(count) && *count <= (in_.size() - pos_) / item_bytes;
+  }
+  // A count, then that many items; fails on a count the body cannot hold.
+  template <typename T>
+  bool GetList(std::vector<T>* items) {
+    uint64_t count = 0;
+    if (!GetCount(sizeof(T), &count)) return false;
+    items->resize(count);
+    for (T& item : *items) {
+      if (!Get(&item)) return false;
+    }
+    return true;
   }
   bool done() const { return pos_ == in_.size(); }
 
@@ -180,29 +198,72 @@ std::optional<Install> DecodeInstall(const std::string& body) {
 std::string Encode(const Repair& repair) {
   Writer w;
   w.Put(repair.epoch);
-  w.Put<uint64_t>(repair.keys.size());
-  for (libra::hot::Key key : repair.keys) w.Put(key);
-  w.Put<uint64_t>(repair.vals.size());
-  for (float v : repair.vals) w.Put(v);
+  w.PutList(repair.keys);
+  w.PutList(repair.vals);
   return w.Take();
 }
 
 std::optional<Repair> DecodeRepair(const std::string& body) {
   Reader r(body);
   Repair repair;
-  uint64_t num_keys = 0, num_vals = 0;
-  if (!r.Get(&repair.epoch) || !r.GetCount(8, &num_keys)) return std::nullopt;
-  repair.keys.resize(num_keys);
-  for (libra::hot::Key& key : repair.keys) {
-    if (!r.Get(&key)) return std::nullopt;
+  if (!r.Get(&repair.epoch) || !r.GetList(&repair.keys) || !r.GetList(&repair.vals) || !r.done()) {
+    return std::nullopt;
   }
-  if (!r.GetCount(4, &num_vals)) return std::nullopt;
-  repair.vals.resize(num_vals);
-  for (float& v : repair.vals) {
-    if (!r.Get(&v)) return std::nullopt;
-  }
-  if (!r.done()) return std::nullopt;
   return repair;
+}
+
+std::string Encode(const SwitchDown& down) {
+  Writer w;
+  w.Put(down.generation);
+  w.Put(down.epoch);
+  w.PutString(down.reason);
+  return w.Take();
+}
+
+std::optional<SwitchDown> DecodeSwitchDown(const std::string& body) {
+  Reader r(body);
+  SwitchDown down;
+  if (!r.Get(&down.generation) || !r.Get(&down.epoch) || !r.GetString(&down.reason) || !r.done()) {
+    return std::nullopt;
+  }
+  return down;
+}
+
+std::string Encode(const FallbackPush& push) {
+  Writer w;
+  w.Put(push.epoch);
+  w.Put(push.worker);
+  w.PutList(push.keys);
+  w.PutList(push.vals);
+  return w.Take();
+}
+
+std::optional<FallbackPush> DecodeFallbackPush(const std::string& body) {
+  Reader r(body);
+  FallbackPush push;
+  if (!r.Get(&push.epoch) || !r.Get(&push.worker) || !r.GetList(&push.keys) ||
+      !r.GetList(&push.vals) || !r.done()) {
+    return std::nullopt;
+  }
+  return push;
+}
+
+std::string Encode(const Resume& resume) {
+  Writer w;
+  w.Put(resume.generation);
+  w.Put(resume.job_id);
+  w.Put(resume.first_epoch);
+  return w.Take();
+}
+
+std::optional<Resume> DecodeResume(const std::string& body) {
+  Reader r(body);
+  Resume resume;
+  if (!r.Get(&resume.generation) || !r.Get(&resume.job_id) || !r.Get(&resume.first_epoch) ||
+      !r.done()) {
+    return std::nullopt;
+  }
+  return resume;
 }
 
 std::vector<uint32_t> HotKeyOwners(const libra::hot::HotSet& hot_set,

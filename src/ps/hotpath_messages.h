@@ -1,4 +1,4 @@
-// The two messages of the hot path's control plane, carried as SimpleApp
+// The messages of the hot path's control plane, carried as SimpleApp
 // bodies between the nodes and the controller in the scheduler:
 //
 //   JOIN    node -> controller: "I take part": role, rank, the UDP address
@@ -7,6 +7,17 @@
 //   INSTALL controller -> node (the response to JOIN): the hot set with its
 //           placement, the epoch at which the hot path starts, or the reason
 //           the job stays on the plain parameter server.
+//   REPAIR  worker -> servers: published hot values a replica lacks.
+//   SWITCH_DOWN node -> controller, then controller -> every node: the
+//           switch stopped answering; the hot keys go through the servers
+//           (fallback) until the controller resumes the hot path.
+//   FALLBACK_PUSH worker -> each server: one epoch's hot values of the keys
+//           that server owns, summed there as the switch would have.
+//   RESUME_QUERY controller -> workers: the switch is back; the answer is
+//           the worker's next epoch, and the worker holds its pushes until the
+//           RESUME comes.
+//   RESUME  controller -> every node: the hot path runs again from
+//           `first_epoch`, under a new job id.
 //
 // Both nodes run the same build, so the encoding is the host's byte order;
 // decoding checks every length and fails on a short or malformed body.
@@ -63,6 +74,30 @@ struct Repair {
   std::vector<float> vals;  // the answer: key after key, hot-set lengths
 };
 
+// SWITCH_DOWN: who found the switch dead, and at which of its epochs.
+struct SwitchDown {
+  uint32_t generation = 0;  // the hot path's incarnation (0, then one per RESUME)
+  uint32_t epoch = 0;       // the first epoch the reporter could not get through
+  std::string reason;
+};
+
+// FALLBACK_PUSH: worker `worker`'s hot values of `epoch` for the keys the
+// receiving server owns (none is a valid push: the server counts workers).
+struct FallbackPush {
+  uint32_t epoch = 0;
+  uint32_t worker = 0;
+  std::vector<libra::hot::Key> keys;  // owned by the receiver, each once
+  std::vector<float> vals;            // key after key, hot-set lengths
+};
+
+// RESUME (and the answer to RESUME_QUERY, which only fills `first_epoch`
+// with the worker's next epoch).
+struct Resume {
+  uint32_t generation = 0;
+  uint32_t job_id = 0;       // the switch job of this incarnation
+  uint32_t first_epoch = 0;  // the first epoch on the switch again
+};
+
 // The server that owns each hot key of `hot_set` (hot-set order), the one
 // rule the controller, the servers and the workers share: the controller's
 // `owners` when it sent them (the workers' slicer routed the sampled keys),
@@ -77,5 +112,11 @@ std::string Encode(const Install& install);
 std::optional<Install> DecodeInstall(const std::string& body);
 std::string Encode(const Repair& repair);
 std::optional<Repair> DecodeRepair(const std::string& body);
+std::string Encode(const SwitchDown& down);
+std::optional<SwitchDown> DecodeSwitchDown(const std::string& body);
+std::string Encode(const FallbackPush& push);
+std::optional<FallbackPush> DecodeFallbackPush(const std::string& body);
+std::string Encode(const Resume& resume);
+std::optional<Resume> DecodeResume(const std::string& body);
 
 }  // namespace ps::hotpath

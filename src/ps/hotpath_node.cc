@@ -15,7 +15,15 @@
 namespace ps::hotpath {
 namespace {
 
-enum Head : int { kJoin = 1, kRepair = 2 };
+// The SimpleApp heads of the control plane's messages (hotpath_messages.h).
+enum Head : int {
+  kJoin = 1,
+  kRepair = 2,
+  kSwitchDown = 3,
+  kFallbackPush = 4,
+  kResumeQuery = 5,
+  kResume = 6,
+};
 
 // The node's own IPv4 address: the host it registered with (DMLC_NODE_HOST or
 // DMLC_INTERFACE), so the switch sees the same address as the other nodes.
@@ -85,22 +93,21 @@ void HotPathNode::Start() {
   if (po->is_scheduler()) {
     controller_ = std::make_unique<Controller>(Config(), po->num_workers(), po->num_servers());
     on_request = [this](const SimpleData& request, SimpleApp* app) {
-      controller_->OnJoin(request, app);
-    };
-  } else {
-    on_request = [this](const SimpleData& request, SimpleApp* app) {
-      RepairHandler handler;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        handler = repair_handler_;
-      }
-      std::optional<Repair> repair = DecodeRepair(request.body);
-      if (request.head != kRepair || !repair || !handler) {
-        app->Response(request, Encode(Repair{}));
+      if (request.head == kSwitchDown) {
+        std::optional<SwitchDown> down = DecodeSwitchDown(request.body);
+        app->Response(request);
+        if (down) controller_->OnSwitchDown(*down, request.sender);
         return;
       }
-      handler(request, std::move(*repair));
+      controller_->OnJoin(request, app);
     };
+    on_response = [this](const SimpleData& response, SimpleApp*) {
+      if (response.head != kResumeQuery) return;  // acknowledgements
+      std::optional<Resume> answer = DecodeResume(response.body);
+      if (answer) controller_->OnResumeAnswer(response.sender, answer->first_epoch);
+    };
+  } else {
+    on_request = [this](const SimpleData& request, SimpleApp* app) { OnRequest(request, app); };
     on_response = [this, po](const SimpleData& response, SimpleApp*) {
       if (response.head == kRepair) {
         std::optional<Repair> answer = DecodeRepair(response.body);
@@ -108,6 +115,7 @@ void HotPathNode::Start() {
         if (answer) repair_answers_[response.timestamp].push_back(std::move(*answer));
         return;
       }
+      if (response.head != kJoin) return;  // acknowledgements
       if (po->is_server()) {
         HandleServerInstall(response.body);
         return;
@@ -118,7 +126,10 @@ void HotPathNode::Start() {
     };
   }
   app_ = std::make_unique<ControlPlaneApp>(kAppId, on_request, on_response);
-  if (po->is_scheduler()) return;
+  if (po->is_scheduler()) {
+    controller_->SetApp(app_.get(), kSwitchDown, kResumeQuery, kResume);
+    return;
+  }
   if (po->is_server()) {
     JoinRequest join;
     join.role = JoinRequest::Role::kServer;
@@ -126,6 +137,72 @@ void HotPathNode::Start() {
     join.address = server_address_ = ReserveUdpEndpoint();
     app_->Request(kJoin, Encode(join), kScheduler);
   }
+}
+
+// Requests to a worker or server. Every one is answered (an empty answer for
+// what this node does not handle), so that no sender waits forever.
+void HotPathNode::OnRequest(const SimpleData& request, SimpleApp* app) {
+  SwitchEvents events;
+  RepairHandler repair_handler;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    events = events_;
+    repair_handler = repair_handler_;
+  }
+  switch (request.head) {
+    case kRepair: {
+      std::optional<Repair> repair = DecodeRepair(request.body);
+      if (repair && repair_handler) {
+        repair_handler(request, std::move(*repair));
+      } else {
+        app->Response(request, Encode(Repair{}));
+      }
+      return;
+    }
+    case kFallbackPush: {
+      std::optional<FallbackPush> push = DecodeFallbackPush(request.body);
+      app->Response(request);
+      if (!push) {
+        LOG(ERROR) << "libra: dropped a malformed FALLBACK_PUSH from node " << request.sender;
+      } else if (events.fallback_push) {
+        events.fallback_push(*push);
+      }
+      return;
+    }
+    case kSwitchDown: {
+      std::optional<SwitchDown> down = DecodeSwitchDown(request.body);
+      app->Response(request);
+      if (down && events.switch_down) events.switch_down(*down);
+      return;
+    }
+    case kResumeQuery: {
+      Resume answer;
+      if (events.resume_query) answer.first_epoch = events.resume_query();
+      app->Response(request, Encode(answer));
+      return;
+    }
+    case kResume: {
+      std::optional<Resume> resume = DecodeResume(request.body);
+      app->Response(request);
+      if (resume && events.resume) events.resume(*resume);
+      return;
+    }
+    default:
+      app->Response(request);
+  }
+}
+
+void HotPathNode::SetSwitchEvents(SwitchEvents events) {
+  std::lock_guard<std::mutex> lock(mu_);
+  events_ = std::move(events);
+}
+
+void HotPathNode::ReportSwitchDown(const SwitchDown& down) {
+  if (app_) app_->Request(kSwitchDown, Encode(down), kScheduler);
+}
+
+void HotPathNode::SendFallbackPush(int server, const FallbackPush& push) {
+  if (app_) app_->Request(kFallbackPush, Encode(push), Postoffice::ServerRankToID(server));
 }
 
 Install HotPathNode::JoinAndWait(const JoinRequest& join) {

@@ -60,6 +60,27 @@ class HotPathNode {
   // is), with the address this server announced.
   void OnServerInstall(std::function<void(const Install&, libra::UdpEndpoint)> on_install);
 
+  // What the bridges do when the switch fails or returns (DESIGN.md section
+  // 2): set by the worker and server bridges; each runs on the control
+  // plane's receive thread, so it must not block.
+  struct SwitchEvents {
+    // FALLBACK from the controller: the switch is down.
+    std::function<void(const SwitchDown&)> switch_down;
+    // Servers: a worker's hot values of an epoch, to sum here.
+    std::function<void(const FallbackPush&)> fallback_push;
+    // Workers: the next epoch this worker will push; it holds pushes from
+    // that epoch on until the RESUME.
+    std::function<uint32_t()> resume_query;
+    // RESUME: the hot path runs again from an epoch (or, job id 0, stays
+    // in fallback and the held pushes go on).
+    std::function<void(const Resume&)> resume;
+  };
+  void SetSwitchEvents(SwitchEvents events);
+  // Any node: tells the controller the switch stopped answering.
+  void ReportSwitchDown(const SwitchDown& down);
+  // Worker: sends one epoch's hot values to the server of rank `server`.
+  void SendFallbackPush(int server, const FallbackPush& push);
+
   // Bridges register what Finalize must wait for and what reports show.
   int AddDrain(std::function<void()> drain);
   void RemoveDrain(int id);
@@ -69,6 +90,7 @@ class HotPathNode {
  private:
   HotPathNode() = default;
   void HandleServerInstall(const std::string& body);
+  void OnRequest(const SimpleData& request, SimpleApp* app);
 
   static constexpr int kAppId = 0x4c48;  // any id other than the KV apps' 0
 
@@ -84,6 +106,7 @@ class HotPathNode {
   int next_drain_ = 0;
   std::function<nlohmann::json()> report_;
   RepairHandler repair_handler_;
+  SwitchEvents events_;
   std::map<int, std::vector<Repair>> repair_answers_;  // by request timestamp
 };
 

@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "hotpath_node.h"
+#include "libra/fallback_aggregator.h"
 #include "libra/hotpath_collector.h"
 #include "ps/internal/logging.h"
 #include "ps/internal/postoffice.h"
-#include "ps/internal/threadsafe_queue.h"
 
 namespace ps::hotpath {
 namespace {
@@ -24,6 +24,11 @@ namespace {
 using libra::hotpath::CollectedEpoch;
 using libra::hotpath::HotPathStatus;
 
+// The server's side of the hot path. Each epoch's sums of the hot keys this
+// server owns come from the switch (HotCollector) or, while the switch is
+// down, from the workers' FALLBACK_PUSHes summed here (FallbackAggregator),
+// whichever completes the epoch first: both give the same bits. Epochs are
+// applied strictly in order, each once.
 class ServerPathImpl final : public ServerPath {
  public:
   explicit ServerPathImpl(Handle handle) : handle_(std::move(handle)) {
@@ -32,6 +37,13 @@ class ServerPathImpl final : public ServerPath {
     dispatcher_ = std::thread([this] { DispatchInOrder(); });
     node->SetRepairHandler(
         [this](const SimpleData& request, Repair repair) { OnRepair(request, repair); });
+    HotPathNode::SwitchEvents events;
+    events.switch_down = [this](const SwitchDown& down) {
+      FallBack(down.generation, "the controller says so");
+    };
+    events.fallback_push = [this](const FallbackPush& push) { OnFallbackPush(push); };
+    events.resume = [this](const Resume& resume) { OnResume(resume); };
+    node->SetSwitchEvents(std::move(events));
     node->OnServerInstall([this](const Install& install, libra::UdpEndpoint local) {
       StartCollecting(install, local);
     });
@@ -39,15 +51,18 @@ class ServerPathImpl final : public ServerPath {
 
   ~ServerPathImpl() override {
     HotPathNode::Get()->OnServerInstall(nullptr);
+    HotPathNode::Get()->SetSwitchEvents({});
     HotPathNode::Get()->SetRepairHandler(nullptr);
     HotPathNode::Get()->SetReport(nullptr);
+    std::unique_ptr<libra::hotpath::HotCollector> collector;
     {
       std::lock_guard<std::mutex> lock(mu_);
       stopping_ = true;
-      collector_.reset();  // no more epochs
+      collector = std::move(collector_);  // no more epochs
     }
+    collector.reset();
     answered_.notify_all();
-    epochs_.Push(std::nullopt);
+    ready_cond_.notify_all();
     dispatcher_.join();
   }
 
@@ -70,6 +85,8 @@ class ServerPathImpl final : public ServerPath {
     }
     std::sort(owned.begin(), owned.end());
     std::lock_guard<std::mutex> lock(mu_);
+    install_ = install;
+    local_ = local;
     hot_set_ = install.hot_set;
     owned_keys_.CopyFrom(owned.data(), owned.size());
     owned_lens_.clear();
@@ -80,87 +97,195 @@ class ServerPathImpl final : public ServerPath {
       owned_lens_.push_back(len);
       owned_values_ += static_cast<size_t>(len);
     }
+    next_apply_ = install.first_epoch;
     if (owned.empty() || stopping_) return;
-    libra::hotpath::HotCollectorOptions options;
-    options.job_id = install.job_id;
-    options.server_id = static_cast<uint16_t>(Postoffice::Get()->my_rank());
-    options.switch_address = Config().switch_data;
-    options.local = local;
-    options.num_workers = install.num_workers;
-    options.first_epoch = install.first_epoch;
-    options.collect_by_row = true;
-    collector_ = std::make_unique<libra::hotpath::HotCollector>(
-        install.hot_set, owned, options,
-        [this](CollectedEpoch epoch) { epochs_.Push(std::move(epoch)); });
+    aggregator_ = std::make_unique<libra::hotpath::FallbackAggregator>(
+        install.hot_set, owned, install.num_workers, install.scale_bits);
+    StartCollectorLocked(install.job_id, install.first_epoch);
   }
 
-  // Each collected epoch: the sums into the handle, the new values out to
-  // the switch. One epoch at a time, in order.
-  void DispatchInOrder() {
-    std::optional<CollectedEpoch> epoch;
-    while (true) {
-      epochs_.WaitAndPop(&epoch);
-      if (!epoch) return;
-      CHECK(epoch->status == HotPathStatus::kOk)
-          << "libra: the switch stopped answering (switch_unresponsive) while collecting epoch "
-          << epoch->epoch;
-      if (Postoffice::Get()->verbose() >= 1) {
-        LOG(INFO) << "libra: collected epoch " << epoch->epoch << ": " << epoch->keys.size()
-                  << " keys, first sum " << (epoch->vals.empty() ? 0.f : epoch->vals[0]);
-      }
-      if (!epoch->saturated_keys.empty()) {
-        LOG(WARNING) << "libra: " << epoch->saturated_keys.size() << " hot sums saturated in epoch "
-                     << epoch->epoch;
-      }
-      Request push;
-      push.push = true;
-      push.num_merged = static_cast<int>(epoch->num_merged);
-      push.keys.CopyFrom(epoch->keys.data(), epoch->keys.size());
-      push.vals.CopyFrom(epoch->vals.data(), epoch->vals.size());
-      push.lens.CopyFrom(epoch->lens.data(), epoch->lens.size());
-      const auto applying = std::chrono::steady_clock::now();
-      if (!Call(push)) return;
+  // A collector for the switch job `job_id` from `first_epoch` on; its first
+  // epoch publishes every owned value (a resumed replica starts empty).
+  void StartCollectorLocked(uint32_t job_id, uint32_t first_epoch) {
+    libra::hotpath::HotCollectorOptions options;
+    options.job_id = job_id;
+    options.server_id = static_cast<uint16_t>(Postoffice::Get()->my_rank());
+    options.switch_address = Config().switch_data;
+    options.local = local_;
+    options.num_workers = install_.num_workers;
+    options.first_epoch = first_epoch;
+    options.collect_by_row = true;
+    std::vector<libra::hot::Key> owned(owned_keys_.begin(), owned_keys_.end());
+    collector_ = std::make_unique<libra::hotpath::HotCollector>(
+        install_.hot_set, owned, options,
+        [this](CollectedEpoch epoch) { Deliver(std::move(epoch)); });
+    publish_all_from_ = first_epoch;
+  }
 
-      // The handle answers for every owned key, so the copy kept for repairs
-      // stays whole; only the keys pushed this epoch changed, and only those
-      // go out, except in the first epoch, which gives the workers' replicas
-      // their first value of every key.
-      Request pull;
-      pull.keys = owned_keys_;
-      pull.lens = owned_lens_;
-      std::optional<SArray<float>> values = Call(pull);
-      if (!values) return;
-      if (values->size() != owned_values_) {
-        LOG(ERROR) << "libra: the request handle answered the hot keys' pull with "
-                   << values->size() << " values, not " << owned_values_ << "; epoch "
-                   << epoch->epoch << " not replicated";
-        continue;
-      }
+  // An epoch from the collector (its I/O thread) or the fallback aggregator.
+  void Deliver(CollectedEpoch epoch) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (epoch.status != HotPathStatus::kOk) {
+      collector_failed_ = true;  // the dispatcher falls back (it may stop the collector)
+      failed_epoch_ = epoch.epoch;
+    } else if (epoch.epoch >= next_apply_) {
+      ready_.emplace(epoch.epoch, std::move(epoch));
+    }
+    ready_cond_.notify_all();
+  }
+
+  // The switch is down: stop collecting from it; the workers' fallback pushes
+  // complete the epochs from the first one not applied.
+  void FallBack(uint32_t generation, const std::string& why) {
+    std::unique_ptr<libra::hotpath::HotCollector> collector;
+    {
       std::lock_guard<std::mutex> lock(mu_);
-      if (!collector_) return;
-      apply_micros_ += static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                                 std::chrono::steady_clock::now() - applying)
-                                                 .count());
-      const bool first = !published_epoch_.has_value();
+      if (generation != generation_ || fallback_ || !aggregator_) return;
+      fallback_ = true;
+      ++fallbacks_;
+      collector = std::move(collector_);
+      LOG(WARNING) << "libra: server " << Postoffice::Get()->my_rank()
+                   << " sums the hot keys itself from epoch " << next_apply_ << " (" << why << ")";
+    }
+    collector.reset();  // joins its I/O thread, which may be delivering
+  }
+
+  void OnFallbackPush(const FallbackPush& push) {
+    std::optional<CollectedEpoch> done;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!aggregator_ || push.epoch < next_apply_) {
+        ++fallback_pushes_late_;  // applied already (the switch had it)
+        return;
+      }
+      std::string error;
+      done = aggregator_->Add(push.epoch, push.worker, push.keys, push.vals, &error);
+      if (!error.empty()) {
+        ++fallback_pushes_refused_;
+        LOG(ERROR) << "libra: refused a fallback push of worker " << push.worker << " for epoch "
+                   << push.epoch << ": " << error;
+        return;
+      }
+      ++fallback_pushes_;
+    }
+    if (done) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        ++fallback_epochs_;
+      }
+      Deliver(std::move(*done));
+    }
+  }
+
+  void OnResume(const Resume& resume) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (resume.job_id == 0 || resume.generation <= generation_ || stopping_) return;
+    generation_ = resume.generation;
+    fallback_ = false;
+    collector_failed_ = false;
+    if (!aggregator_) return;  // owns no hot keys
+    ++resumes_;
+    LOG(INFO) << "libra: server " << Postoffice::Get()->my_rank()
+              << " collects from the switch again from epoch " << resume.first_epoch;
+    StartCollectorLocked(resume.job_id, resume.first_epoch);
+  }
+
+  // Each epoch's sums into the handle, in epoch order, then the new values
+  // out to the switch (while it is up) and to waiting repairs.
+  void DispatchInOrder() {
+    while (true) {
+      CollectedEpoch epoch;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        ready_cond_.wait(lock, [this] {
+          return stopping_ || collector_failed_ || ready_.count(next_apply_) > 0;
+        });
+        if (stopping_) return;
+        if (collector_failed_ && !fallback_) {
+          const uint32_t generation = generation_;
+          const uint32_t failed = failed_epoch_;
+          collector_failed_ = false;
+          lock.unlock();
+          HotPathNode::Get()->ReportSwitchDown(
+              SwitchDown{generation, failed, "a server's COLLECTs went unanswered"});
+          FallBack(generation,
+                   "its COLLECTs of epoch " + std::to_string(failed) + " went unanswered");
+          continue;
+        }
+        collector_failed_ = false;
+        auto it = ready_.find(next_apply_);
+        if (it == ready_.end()) continue;
+        epoch = std::move(it->second);
+        ready_.erase(it);
+        aggregator_->Forget(next_apply_);
+        ++next_apply_;
+      }
+      if (!Apply(epoch)) return;
+    }
+  }
+
+  // Pushes one epoch's sums into the handle and publishes the new values;
+  // false when stopping.
+  bool Apply(const CollectedEpoch& epoch) {
+    if (Postoffice::Get()->verbose() >= 1) {
+      LOG(INFO) << "libra: collected epoch " << epoch.epoch << ": " << epoch.keys.size()
+                << " keys, first sum " << (epoch.vals.empty() ? 0.f : epoch.vals[0]);
+    }
+    if (!epoch.saturated_keys.empty()) {
+      LOG(WARNING) << "libra: " << epoch.saturated_keys.size() << " hot sums saturated in epoch "
+                   << epoch.epoch;
+    }
+    Request push;
+    push.push = true;
+    push.num_merged = static_cast<int>(epoch.num_merged);
+    push.keys.CopyFrom(epoch.keys.data(), epoch.keys.size());
+    push.vals.CopyFrom(epoch.vals.data(), epoch.vals.size());
+    push.lens.CopyFrom(epoch.lens.data(), epoch.lens.size());
+    const auto applying = std::chrono::steady_clock::now();
+    if (!Call(push)) return false;
+
+    // The handle answers for every owned key, so the copy kept for repairs
+    // stays whole; only the keys pushed this epoch changed, and only those
+    // go out, except in a collector's first epoch, which gives the workers'
+    // replicas their first value of every key.
+    Request pull;
+    pull.keys = owned_keys_;
+    pull.lens = owned_lens_;
+    std::optional<SArray<float>> values = Call(pull);
+    if (!values) return false;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (values->size() != owned_values_) {
+      LOG(ERROR) << "libra: the request handle answered the hot keys' pull with " << values->size()
+                 << " values, not " << owned_values_ << "; epoch " << epoch.epoch
+                 << " not replicated";
+      return true;
+    }
+    apply_micros_ += static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                               std::chrono::steady_clock::now() - applying)
+                                               .count());
+    if (collector_ && !fallback_ && epoch.epoch >= publish_all_from_) {
+      const bool all = epoch.epoch == publish_all_from_;
       std::vector<float> changed;
-      if (!first) {
-        for (libra::hot::Key key : epoch->keys) {
+      if (!all) {
+        for (libra::hot::Key key : epoch.keys) {
           const auto [offset, len] = published_offset_.at(key);
           changed.insert(changed.end(), values->begin() + offset, values->begin() + offset + len);
         }
       }
       const std::span<const libra::hot::Key> keys =
-          first ? std::span<const libra::hot::Key>(owned_keys_.data(), owned_keys_.size())
-                : std::span<const libra::hot::Key>(epoch->keys);
-      collector_->PublishUpdate(epoch->epoch, keys,
-                                first ? std::span<const float>(values->data(), values->size())
-                                      : std::span<const float>(changed));
-      ++epochs_applied_;
-      // Kept to answer REPAIRs of workers that lost some of the REPLICAs.
-      published_epoch_ = epoch->epoch;
-      published_vals_.assign(values->begin(), values->end());
-      AnswerWaitingRepairs();
+          all ? std::span<const libra::hot::Key>(owned_keys_.data(), owned_keys_.size())
+              : std::span<const libra::hot::Key>(epoch.keys);
+      collector_->PublishUpdate(epoch.epoch, keys,
+                                all ? std::span<const float>(values->data(), values->size())
+                                    : std::span<const float>(changed));
     }
+    ++epochs_applied_;
+    // Kept to answer REPAIRs of workers that lost some of the REPLICAs, and
+    // every hot pull while the switch is down.
+    published_epoch_ = epoch.epoch;
+    published_vals_.assign(values->begin(), values->end());
+    AnswerWaitingRepairs();
+    return true;
   }
 
   // A worker's replica lacks values of `repair.epoch`: answer with what this
@@ -175,7 +300,7 @@ class ServerPathImpl final : public ServerPath {
   void AnswerWaitingRepairs() {
     for (auto it = waiting_repairs_.begin(); it != waiting_repairs_.end();) {
       const auto& [request, repair] = *it;
-      const bool has_keys = collector_ != nullptr;
+      const bool has_keys = aggregator_ != nullptr;
       if (has_keys && (!published_epoch_ || *published_epoch_ < repair.epoch)) {
         ++it;
         continue;
@@ -217,7 +342,14 @@ class ServerPathImpl final : public ServerPath {
                           {"epochs_collected", epochs_applied_},
                           {"owned_hot_keys", owned_keys_.size()},
                           {"repairs_answered", repairs_answered_},
-                          {"apply_micros", apply_micros_}};
+                          {"apply_micros", apply_micros_},
+                          {"fallback",
+                           {{"fallbacks", fallbacks_},
+                            {"resumes", resumes_},
+                            {"epochs_summed_here", fallback_epochs_},
+                            {"pushes", fallback_pushes_},
+                            {"pushes_already_applied", fallback_pushes_late_},
+                            {"pushes_refused", fallback_pushes_refused_}}}};
     if (hot_set_) {
       out["hot_keys"] = hot_set_->size();
       out["hot_values"] = hot_set_->num_values();
@@ -251,12 +383,27 @@ class ServerPathImpl final : public ServerPath {
   std::mutex mu_;
   std::condition_variable answered_;
   bool stopping_ = false;
+  Install install_;
+  libra::UdpEndpoint local_;
   std::shared_ptr<const libra::hot::HotSet> hot_set_;
   SArray<libra::hot::Key> owned_keys_;  // ascending
   SArray<int> owned_lens_;
   size_t owned_values_ = 0;
+
+  // Where the epochs come from: the switch, or the workers while it is down.
   std::unique_ptr<libra::hotpath::HotCollector> collector_;
-  ThreadsafeQueue<std::optional<CollectedEpoch>> epochs_;
+  std::unique_ptr<libra::hotpath::FallbackAggregator> aggregator_;  // null: no hot keys
+  uint32_t generation_ = 0;  // the hot path's incarnation (one per RESUME)
+  bool fallback_ = false;
+  bool collector_failed_ = false;  // set by Deliver, handled by the dispatcher
+  uint32_t failed_epoch_ = 0;
+  uint32_t publish_all_from_ = 0;  // the current collector's first epoch
+
+  // Epochs ready to apply, and the next one to apply.
+  std::map<uint32_t, CollectedEpoch> ready_;
+  uint32_t next_apply_ = 0;
+  std::condition_variable ready_cond_;
+
   std::map<int, SArray<float>> responses_;
   int next_timestamp_ = 0;
   uint64_t epochs_applied_ = 0;
@@ -266,6 +413,8 @@ class ServerPathImpl final : public ServerPath {
   std::list<std::pair<SimpleData, Repair>> waiting_repairs_;
   uint64_t repairs_answered_ = 0;
   uint64_t apply_micros_ = 0;  // the handle's push and pull of each epoch, summed
+  uint64_t fallbacks_ = 0, resumes_ = 0, fallback_epochs_ = 0, fallback_pushes_ = 0;
+  uint64_t fallback_pushes_late_ = 0, fallback_pushes_refused_ = 0;
   std::thread dispatcher_;
 };
 

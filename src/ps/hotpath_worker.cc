@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <unordered_map>
 
 #include "hotpath_node.h"
 #include "libra/hot_key_table.h"
@@ -50,6 +51,14 @@ int LengthOf(const WorkerPath::Parts& parts, size_t i) {
   return parts.keys.empty() ? 0 : static_cast<int>(parts.vals.size() / parts.keys.size());
 }
 
+// How often a read waiting for the replica looks whether the worker fell
+// back meanwhile (then the servers answer it instead).
+constexpr std::chrono::milliseconds kReplicaPollSlice{100};
+
+// How long a resumed hot path waits for the failed incarnation's sender to
+// let go of the UDP address the new one binds.
+constexpr std::chrono::seconds kRetireBudget{5};
+
 class WorkerPathImpl final : public WorkerPath {
  public:
   explicit WorkerPathImpl(ServerOf server_of)
@@ -58,6 +67,13 @@ class WorkerPathImpl final : public WorkerPath {
         server_of_(std::move(server_of)) {
     drain_id_ = node_->AddDrain([this] { Drain(); });
     node_->SetReport([this] { return Report(); });
+    HotPathNode::SwitchEvents events;
+    events.switch_down = [this](const SwitchDown& down) {
+      FallBack(down.generation, down.epoch, "the controller says the switch is down", false);
+    };
+    events.resume_query = [this] { return HoldForResume(); };
+    events.resume = [this](const Resume& resume) { OnResume(resume); };
+    node_->SetSwitchEvents(std::move(events));
     completer_ = std::thread([this] { CompleteInOrder(); });
     watchdog_ = std::thread([this] { WatchReplica(); });
   }
@@ -66,6 +82,7 @@ class WorkerPathImpl final : public WorkerPath {
     Drain();
     node_->RemoveDrain(drain_id_);
     node_->SetReport(nullptr);
+    node_->SetSwitchEvents({});
     tasks_.Push(std::nullopt);
     completer_.join();
     {
@@ -74,54 +91,71 @@ class WorkerPathImpl final : public WorkerPath {
     }
     watch_cond_.notify_all();
     watchdog_.join();
+    {
+      std::lock_guard<std::mutex> lock(push_mu_);
+      hold_from_.reset();
+    }
+    resume_cond_.notify_all();
     sender_.reset();
   }
 
   bool Push(const Parts& all, bool pull_back, Parts* cold, PartDone done) override {
-    std::lock_guard<std::mutex> lock(push_mu_);
+    std::unique_lock<std::mutex> lock(push_mu_);
+    // Between RESUME_QUERY and RESUME the controller picks the epoch the hot
+    // path resumes at; this worker pushes nothing from its answer on.
+    resume_cond_.wait(lock, [this] { return !hold_from_ || next_epoch_ < *hold_from_; });
     const uint32_t epoch = next_epoch_++;
     if (epoch < first_hot_epoch_) Count(all);
     if (epoch == first_hot_epoch_) Join(all);
-    if (!sender_) {
+    if (!hot_set_) {
       *cold = all;
       return false;
     }
+    if (resume_ && epoch == resume_->first_epoch)
+      StartSender(resume_->job_id, epoch, resume_->generation);
     Parts hot;
     Split(all, &hot, cold);
-    std::shared_future<HotPathStatus> sent =
-        sender_->Push(epoch, std::span<const Key>(hot.keys.data(), hot.keys.size()),
-                      std::span<const float>(hot.vals.data(), hot.vals.size()),
-                      std::span<const int>(hot.lens.data(), hot.lens.size()));
     last_pushed_ = epoch;
     ++epochs_hot_;
     hot_values_ += hot.vals.size();
     cold_values_ += cold->vals.size();
-    // An epoch without hot keys still sends its FIN, but nobody waits for it.
+    Task task{epoch, {}, pull_back, hot.keys, std::move(done), generation_};
+    if (sender_) {
+      task.sent = sender_->Push(epoch, std::span<const Key>(hot.keys.data(), hot.keys.size()),
+                                std::span<const float>(hot.vals.data(), hot.vals.size()),
+                                std::span<const int>(hot.lens.data(), hot.lens.size()));
+    } else {
+      SendToServers(epoch, hot.keys, hot.vals);
+      ++epochs_to_servers_;
+    }
+    // An epoch without hot keys still counts on the switch (FIN) or the
+    // servers (an empty FALLBACK_PUSH), but nobody waits for it.
     if (hot.keys.empty() && !pull_back) return false;
-    AddTask(Task{epoch, sent, pull_back, hot.keys, std::move(done)});
+    AddTask(std::move(task));
     return true;
   }
 
   bool Pull(const SArray<Key>& keys, SArray<Key>* cold_keys, PartDone done) override {
     std::lock_guard<std::mutex> lock(push_mu_);
-    if (!sender_) {
+    if (!hot_set_) {
       *cold_keys = keys;
       return false;
     }
     SArray<Key> hot;
     for (Key key : keys) (hot_set_->IsHot(key) ? hot : *cold_keys).push_back(key);
     if (hot.empty()) return false;
-    AddTask(Task{last_pushed_, {}, true, hot, std::move(done)});
+    AddTask(Task{last_pushed_, {}, true, hot, std::move(done), generation_});
     return true;
   }
 
  private:
   struct Task {
     uint32_t epoch;
-    std::shared_future<HotPathStatus> sent;  // invalid for a plain pull
+    std::shared_future<HotPathStatus> sent;  // invalid for a plain pull or a fallback push
     bool read_replica;
     SArray<Key> keys;
     PartDone done;
+    uint32_t generation;  // the hot path's incarnation when it was queued
   };
 
   void AddTask(Task task) {
@@ -162,14 +196,30 @@ class WorkerPathImpl final : public WorkerPath {
     Install install = node_->JoinAndWait(join);
     if (!install.enabled) return;  // the controller logged why
     hot_set_ = install.hot_set;
-    libra::hotpath::HotSenderOptions options;
-    options.job_id = install.job_id;
-    options.worker_id = static_cast<uint16_t>(join.rank);
-    options.switch_address = Config().switch_data;
-    options.local = join.address;
-    options.first_epoch = install.first_epoch;
-    options.key_owners = KeyOwners(install);
-    sender_ = std::make_unique<libra::hotpath::HotSender>(hot_set_, options);
+    key_owners_ =
+        HotKeyOwners(*install.hot_set, install.owners, Postoffice::Get()->GetServerKeyRanges());
+    sender_options_.worker_id = static_cast<uint16_t>(join.rank);
+    sender_options_.switch_address = Config().switch_data;
+    sender_options_.local = join.address;
+    sender_options_.key_owners.assign(key_owners_.begin(), key_owners_.end());
+    StartSender(install.job_id, install.first_epoch, 0);
+    LOG(INFO) << "libra: worker " << join.rank << " on the hot path from epoch "
+              << install.first_epoch << " (" << hot_set_->size() << " hot keys)";
+  }
+
+  // A sender for switch job `job_id` from `first_epoch` on (the install, or
+  // a RESUME), on the address the controller listed for this worker.
+  void StartSender(uint32_t job_id, uint32_t first_epoch, uint32_t generation) {
+    // The failed incarnation's sender must have closed that address; a read
+    // that still used it lets go within kReplicaPollSlice.
+    const auto give_up = Clock::now() + kRetireBudget;
+    while (!retired_sender_.expired() && Clock::now() < give_up) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    libra::hotpath::HotSenderOptions options = sender_options_;
+    options.job_id = job_id;
+    options.first_epoch = first_epoch;
+    sender_ = std::make_shared<libra::hotpath::HotSender>(hot_set_, options);
     sender_->OnReplicaGap([this](const libra::hotpath::ReplicaGap& gap) {
       {
         std::lock_guard<std::mutex> lock(watch_mu_);
@@ -177,15 +227,64 @@ class WorkerPathImpl final : public WorkerPath {
       }
       watch_cond_.notify_all();
     });
-    LOG(INFO) << "libra: worker " << join.rank << " on the hot path from epoch "
-              << install.first_epoch << " (" << hot_set_->size() << " hot keys)";
+    sender_first_epoch_ = first_epoch;
+    if (generation != generation_) {
+      ++resumes_;
+      LOG(INFO) << "libra: worker " << sender_options_.worker_id
+                << " back on the switch from epoch " << first_epoch;
+    }
+    generation_ = generation;
+    fallback_ = false;
+    resume_.reset();
   }
 
-  // The server that publishes each hot key: the one the servers collect by.
-  static std::vector<uint16_t> KeyOwners(const Install& install) {
-    const std::vector<uint32_t> owners =
-        HotKeyOwners(*install.hot_set, install.owners, Postoffice::Get()->GetServerKeyRanges());
-    return std::vector<uint16_t>(owners.begin(), owners.end());
+  // The switch of incarnation `generation` stopped answering: every epoch
+  // it may not have delivered goes to the servers, and so do later ones
+  // until a RESUME. `report`: this worker found it (else the controller
+  // said so).
+  void FallBack(uint32_t generation, uint32_t epoch, const std::string& why, bool report) {
+    std::shared_ptr<libra::hotpath::HotSender> retired;
+    {
+      std::lock_guard<std::mutex> lock(push_mu_);
+      if (resume_ && generation == resume_->generation) resume_.reset();  // failed again
+      if (generation != generation_ || fallback_ || !sender_) return;
+      fallback_ = true;
+      ++fallbacks_;
+      retired = std::move(sender_);
+      retired_sender_ = retired;
+      // What the servers may not have applied: every epoch the sender still
+      // keeps (it lets go of an epoch once its replica is complete, which
+      // the servers publish only after applying it).
+      const std::vector<libra::hotpath::RetainedPush> pushes = retired->RetainedPushes();
+      for (const libra::hotpath::RetainedPush& push : pushes) {
+        SendToServers(push.epoch, push.keys, push.vals);
+        ++epochs_resent_;
+      }
+      LOG(WARNING) << "libra: worker " << sender_options_.worker_id << ": " << why
+                   << "; its hot keys go through the servers"
+                   << (pushes.empty()
+                           ? std::string()
+                           : " (resending epochs " + std::to_string(pushes.front().epoch) + "-" +
+                                 std::to_string(pushes.back().epoch) + ")");
+      if (report) node_->ReportSwitchDown(SwitchDown{generation, epoch, why});
+    }
+    retired.reset();  // closes its socket, unless a read still holds it
+  }
+
+  // RESUME_QUERY: this worker's next epoch, from which it holds its pushes.
+  uint32_t HoldForResume() {
+    std::lock_guard<std::mutex> lock(push_mu_);
+    hold_from_ = next_epoch_;
+    return next_epoch_;
+  }
+
+  void OnResume(const Resume& resume) {
+    {
+      std::lock_guard<std::mutex> lock(push_mu_);
+      hold_from_.reset();
+      if (resume.job_id != 0 && resume.generation > generation_) resume_ = resume;
+    }
+    resume_cond_.notify_all();
   }
 
   // Keys of the hot set whose length matches it go hot, in the push's order.
@@ -204,6 +303,37 @@ class WorkerPathImpl final : public WorkerPath {
     }
   }
 
+  // One epoch's hot values to the servers, each its own keys (every server
+  // gets one, maybe empty: it counts the workers).
+  void SendToServers(uint32_t epoch, std::span<const Key> keys, std::span<const float> vals) {
+    std::vector<FallbackPush> pushes(Postoffice::Get()->num_servers());
+    for (FallbackPush& push : pushes) {
+      push.epoch = epoch;
+      push.worker = sender_options_.worker_id;
+    }
+    size_t offset = 0;
+    for (Key key : keys) {
+      const uint32_t index = hot_set_->Find(key);
+      const uint32_t len = hot_set_->keys()[index].value_len;
+      FallbackPush& push = pushes.at(key_owners_[index]);
+      push.keys.push_back(key);
+      push.vals.insert(push.vals.end(), vals.begin() + offset, vals.begin() + offset + len);
+      offset += len;
+    }
+    for (size_t s = 0; s < pushes.size(); ++s) {
+      node_->SendFallbackPush(static_cast<int>(s), pushes[s]);
+    }
+  }
+
+  // The switch of this incarnation, or null when the keys of `epoch` go
+  // through the servers.
+  std::shared_ptr<libra::hotpath::HotSender> SenderFor(uint32_t epoch, uint32_t* generation) {
+    std::lock_guard<std::mutex> lock(push_mu_);
+    *generation = generation_;
+    if (fallback_ || !sender_ || epoch < sender_first_epoch_) return nullptr;
+    return sender_;
+  }
+
   void CompleteInOrder() {
     std::optional<Task> task;
     while (true) {
@@ -211,12 +341,15 @@ class WorkerPathImpl final : public WorkerPath {
       if (!task) return;
       if (task->sent.valid()) {
         const HotPathStatus status = task->sent.get();
-        CHECK(status == HotPathStatus::kOk)
-            << "libra: the switch did not take epoch " << task->epoch << " ("
-            << libra::hotpath::HotPathStatusName(status) << ")";
+        if (status != HotPathStatus::kOk) {
+          FallBack(task->generation, task->epoch,
+                   "the switch did not take epoch " + std::to_string(task->epoch) + " (" +
+                       std::string(libra::hotpath::HotPathStatusName(status)) + ")",
+                   true);
+        }
       }
       Parts values;
-      if (task->read_replica) values = ReadReplica(task->epoch, task->keys);
+      if (task->read_replica) values = Read(task->epoch, task->keys);
       task->done(std::move(values));
       std::lock_guard<std::mutex> lock(drain_mu_);
       --tasks_pending_;
@@ -224,25 +357,79 @@ class WorkerPathImpl final : public WorkerPath {
     }
   }
 
-  // Waits until the replica of `keys` has reached `epoch`; after each
-  // timeout asks the servers for the values they published (a REPLICA lost).
-  Parts ReadReplica(uint32_t epoch, const SArray<Key>& keys) {
+  // The values of hot `keys` as of `epoch`: from the replica while the
+  // switch is up, else from the servers.
+  Parts Read(uint32_t epoch, const SArray<Key>& keys) {
+    while (true) {
+      uint32_t generation = 0;
+      std::shared_ptr<libra::hotpath::HotSender> sender = SenderFor(epoch, &generation);
+      if (!sender) return ReadFromServers(epoch, keys);
+      std::optional<Parts> values = ReadReplica(*sender, generation, epoch, keys);
+      if (values) return std::move(*values);
+    }
+  }
+
+  // Asks the servers for `keys` as of `epoch` (each answers once it has
+  // applied it); no keys: just waits until every server has.
+  Parts ReadFromServers(uint32_t epoch, const SArray<Key>& keys) {
+    Repair request;
+    request.epoch = epoch;
+    request.keys.assign(keys.begin(), keys.end());
+    std::unordered_map<Key, std::pair<const Repair*, size_t>> found;
+    const std::vector<Repair> answers = node_->RequestRepair(request);
+    for (const Repair& answer : answers) {
+      size_t offset = 0;
+      for (Key key : answer.keys) {
+        found[key] = {&answer, offset};
+        offset += hot_set_->keys()[hot_set_->Find(key)].value_len;
+      }
+    }
+    Parts out;
+    out.keys = keys;
+    for (Key key : keys) {
+      const int len = static_cast<int>(hot_set_->keys()[hot_set_->Find(key)].value_len);
+      auto it = found.find(key);
+      CHECK(it != found.end()) << "libra: no server answered for hot key " << key << " of epoch "
+                               << epoch;
+      const auto [answer, offset] = it->second;
+      CHECK_LE(offset + len, answer->vals.size()) << "libra: a short answer for hot key " << key;
+      for (int v = 0; v < len; ++v) out.vals.push_back(answer->vals[offset + v]);
+      out.lens.push_back(len);
+    }
+    reads_from_servers_ += 1;
+    return out;
+  }
+
+  // Waits until the replica of `keys` has reached `epoch`; a switch silent
+  // for kSilentReplicaTimeout is probed (dead: the worker falls back), and
+  // after kRepairAfter the servers are asked for what they published (a
+  // REPLICA lost). nullopt when the worker fell back meanwhile.
+  std::optional<Parts> ReadReplica(libra::hotpath::HotSender& sender, uint32_t generation,
+                                   uint32_t epoch, const SArray<Key>& keys) {
     Parts out;
     out.keys = keys;
     std::vector<float> vals;
     std::vector<int> lens;
     const auto deadline = Clock::now() + kReplicaDeadline;
+    auto next_probe = Clock::now() + kSilentReplicaTimeout;
     auto next_repair = Clock::now() + kRepairAfter;
-    while (sender_->Pull(std::span<const Key>(keys.data(), keys.size()), &vals, &lens,
-                         kSilentReplicaTimeout) != HotPathStatus::kOk) {
+    while (sender.Pull(std::span<const Key>(keys.data(), keys.size()), &vals, &lens,
+                       kReplicaPollSlice) != HotPathStatus::kOk) {
+      if (fallback_) return std::nullopt;
+      if (Clock::now() < next_probe) continue;
       CHECK(Clock::now() < deadline)
           << "libra: the hot parameters did not reach the last pushed epoch within "
-          << kReplicaDeadline.count() << " s (a server or the switch stopped)";
+          << kReplicaDeadline.count() << " s (a server stopped)";
       // A switch that died after taking this worker's last push leaves
       // nothing else to notice: ask it.
-      CHECK(sender_->ProbeSwitch(kProbeBudget))
-          << "libra: the switch does not answer probes (switch_unresponsive) while epoch " << epoch
-          << " is being aggregated";
+      if (!sender.ProbeSwitch(kProbeBudget)) {
+        FallBack(generation, epoch,
+                 "the switch does not answer probes (switch_unresponsive) while epoch " +
+                     std::to_string(epoch) + " is being aggregated",
+                 true);
+        return std::nullopt;
+      }
+      next_probe = Clock::now() + kSilentReplicaTimeout;
       vals.clear();
       lens.clear();
       if (Clock::now() < next_repair) continue;
@@ -251,7 +438,7 @@ class WorkerPathImpl final : public WorkerPath {
       request.epoch = epoch;
       request.keys.assign(keys.begin(), keys.end());
       for (const Repair& answer : node_->RequestRepair(request)) {
-        sender_->RepairReplica(answer.epoch, answer.keys, answer.vals);
+        sender.RepairReplica(answer.epoch, answer.keys, answer.vals);
         repaired_values_ += answer.vals.size();
       }
       ++repairs_;
@@ -289,15 +476,14 @@ class WorkerPathImpl final : public WorkerPath {
       }
       std::optional<uint32_t> wanted;
       // Not under watch_mu_: the sender's I/O thread takes it to report a
-      // gap, and must never wait for push_mu_ (Drain holds it while it
-      // probes the switch through that thread).
+      // gap, and must never wait for push_mu_.
       lock.unlock();
       {
         std::lock_guard<std::mutex> push_lock(push_mu_);
-        if (sender_ && epochs_hot_ >= 2) {
+        if (sender_ && !fallback_ && last_pushed_ > sender_first_epoch_) {
           const std::optional<uint32_t> reached = sender_->ReplicaEpoch();
           if (!reached || *reached + 1 < last_pushed_) {
-            wanted = reached ? *reached + 1 : first_hot_epoch_;
+            wanted = reached ? *reached + 1 : sender_first_epoch_;
           }
         }
       }
@@ -326,41 +512,58 @@ class WorkerPathImpl final : public WorkerPath {
   }
 
   void RepairKeys(const Repair& request) {
+    uint32_t generation = 0;
+    std::shared_ptr<libra::hotpath::HotSender> sender = SenderFor(request.epoch, &generation);
+    if (!sender) return;  // fallen back: reads go to the servers anyway
     for (const Repair& answer : node_->RequestRepair(request)) {
-      sender_->RepairReplica(answer.epoch, answer.keys, answer.vals);
+      sender->RepairReplica(answer.epoch, answer.keys, answer.vals);
       repaired_values_ += answer.vals.size();
     }
     ++repairs_;
   }
 
   // Waits until the servers have applied every epoch this worker pushed
-  // (the replica reached it), so a job's last update is in before Finalize.
+  // (the replica reached it, or the servers say so), so a job's last update
+  // is in before Finalize.
   void Drain() {
     {
       std::unique_lock<std::mutex> lock(drain_mu_);
       drained_.wait(lock, [this] { return tasks_pending_ == 0; });
     }
-    std::lock_guard<std::mutex> lock(push_mu_);
-    if (!sender_ || epochs_hot_ == 0) return;
     const auto start = Clock::now();
     auto next_probe = start + kSilentReplicaTimeout;
     auto next_repair = start + kRepairAfter;
     while (true) {
-      const std::optional<uint32_t> reached = sender_->ReplicaEpoch();
-      if (reached && *reached >= last_pushed_) return;
+      uint32_t last = 0;
+      {
+        std::lock_guard<std::mutex> lock(push_mu_);
+        if (!hot_set_ || epochs_hot_ == 0) return;
+        last = last_pushed_;
+      }
+      uint32_t generation = 0;
+      std::shared_ptr<libra::hotpath::HotSender> sender = SenderFor(last, &generation);
+      if (!sender) {
+        ReadFromServers(last, {});
+        return;
+      }
+      const std::optional<uint32_t> reached = sender->ReplicaEpoch();
+      if (reached && *reached >= last) return;
       if (Clock::now() > start + kReplicaDeadline) {
-        LOG(WARNING) << "libra: the replica did not reach epoch " << last_pushed_
-                     << " before Finalize";
+        LOG(WARNING) << "libra: the replica did not reach epoch " << last << " before Finalize";
         return;
       }
       if (Clock::now() > next_probe) {
-        CHECK(sender_->ProbeSwitch(kProbeBudget))
-            << "libra: the switch does not answer probes (switch_unresponsive) while epoch "
-            << last_pushed_ << " is being aggregated";
+        if (!sender->ProbeSwitch(kProbeBudget)) {
+          FallBack(generation, last,
+                   "the switch does not answer probes (switch_unresponsive) while epoch " +
+                       std::to_string(last) + " is being aggregated",
+                   true);
+          continue;
+        }
         next_probe = Clock::now() + kSilentReplicaTimeout;
       }
       if (Clock::now() > next_repair) {  // the last epoch's REPLICAs were lost
-        RepairAll(last_pushed_);
+        RepairAll(last);
         next_repair = Clock::now() + kRepairAfter;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -374,11 +577,18 @@ class WorkerPathImpl final : public WorkerPath {
                           {"hot_values_pushed", hot_values_},
                           {"cold_values_pushed", cold_values_},
                           {"replica_repairs", repairs_.load()},
-                          {"repaired_values", repaired_values_.load()}};
-    if (!sender_) return out;
-    const libra::hotpath::HotSenderCounters c = sender_->counters();
+                          {"repaired_values", repaired_values_.load()},
+                          {"fallback",
+                           {{"fallbacks", fallbacks_},
+                            {"resumes", resumes_},
+                            {"epochs_resent", epochs_resent_},
+                            {"epochs_to_servers", epochs_to_servers_},
+                            {"reads_from_servers", reads_from_servers_.load()}}}};
+    if (!hot_set_) return out;
     out["hot_keys"] = hot_set_->size();
     out["hot_values"] = hot_set_->num_values();
+    if (!sender_) return out;
+    const libra::hotpath::HotSenderCounters c = sender_->counters();
     const double slots = double(c.data_packets) * hot_set_->layout().num_arrays;
     out["slot_utilization"] = slots > 0 ? double(hot_values_) / slots : 0.0;
     out["sender"] = {{"epochs_pushed", c.epochs_pushed},
@@ -417,10 +627,21 @@ class WorkerPathImpl final : public WorkerPath {
   uint32_t last_pushed_ = 0;
   libra::hot::HotKeyTable<Sampled> counts_;
   float max_abs_ = 0;
-  std::shared_ptr<const libra::hot::HotSet> hot_set_;
-  std::unique_ptr<libra::hotpath::HotSender> sender_;
+  std::shared_ptr<const libra::hot::HotSet> hot_set_;  // null: the plain path
+  std::vector<uint32_t> key_owners_;                   // server of each hot key (hot-set order)
+  libra::hotpath::HotSenderOptions sender_options_;    // all but the job and the first epoch
+  // The switch's side: null while the switch is down (fallback_).
+  std::shared_ptr<libra::hotpath::HotSender> sender_;
+  uint32_t sender_first_epoch_ = 0;
+  std::weak_ptr<libra::hotpath::HotSender> retired_sender_;
+  uint32_t generation_ = 0;  // the hot path's incarnation (one per RESUME)
+  std::atomic<bool> fallback_{false};
+  std::optional<uint32_t> hold_from_;  // RESUME_QUERY answered: no push from this epoch
+  std::optional<Resume> resume_;       // back on the switch at resume_->first_epoch
+  std::condition_variable resume_cond_;
   uint64_t epochs_hot_ = 0, hot_values_ = 0, cold_values_ = 0;
-  std::atomic<uint64_t> repairs_{0}, repaired_values_{0};
+  uint64_t fallbacks_ = 0, resumes_ = 0, epochs_resent_ = 0, epochs_to_servers_ = 0;
+  std::atomic<uint64_t> repairs_{0}, repaired_values_{0}, reads_from_servers_{0};
 
   ThreadsafeQueue<std::optional<Task>> tasks_;
   std::mutex drain_mu_;

@@ -1,5 +1,7 @@
 #include "switch_daemon.h"
 
+#include <csignal>
+#include <iostream>
 #include <stdexcept>
 #include <zmq.hpp>
 
@@ -18,7 +20,8 @@ struct SwitchDaemon::Impl {
         receive(options.batch, coalescing),
         send(socket.fd(), 2 * options.batch, /*segmentation=*/true),
         ingress_loss(options.drop_rate, options.drop_seed),
-        egress_loss(options.drop_rate, options.drop_seed ^ 0x5bd1e995u) {
+        egress_loss(options.drop_rate, options.drop_seed ^ 0x5bd1e995u),
+        die_at_epoch(options.die_at_epoch) {
     const std::string host_port = options.control.ToString();
     const std::string address =
         "tcp://" + host_port.substr(0, host_port.rfind(':')) + ":" +
@@ -29,6 +32,17 @@ struct SwitchDaemon::Impl {
     } catch (const zmq::error_t& e) {
       throw std::runtime_error("control port " + address + ": " + e.what());
     }
+  }
+
+  // A crash in the middle of an epoch, for the switch-failure tests: state
+  // and packets in flight are lost, nothing is flushed.
+  void DieAtEpoch(std::span<const std::uint8_t> payload) const {
+    wire::Header header;
+    if (wire::DecodeHeader(payload, &header) != wire::DecodeError::kNone) return;
+    if (header.type != wire::MessageType::kData) return;
+    if (header.epoch != static_cast<std::uint64_t>(die_at_epoch)) return;
+    std::cerr << "switchd: dying at epoch " << header.epoch << " (--die-at-epoch)" << std::endl;
+    ::raise(SIGKILL);
   }
 
   // Drains up to `max_batches` recvmmsg batches; returns false when the
@@ -46,6 +60,8 @@ struct SwitchDaemon::Impl {
           ++io.ingress_loss_injected;
           continue;
         }
+        if (die_at_epoch >= 0) [[unlikely]]
+          DieAtEpoch(receive.payload(i));
         program.Process(receive.payload(i), receive.source(i), outputs);
       }
       // The replies go out straight from the program's output buffers, which
@@ -88,6 +104,7 @@ struct SwitchDaemon::Impl {
   dataplane::OutputBatch outputs;
   LossInjector ingress_loss;
   LossInjector egress_loss;
+  const std::int64_t die_at_epoch;
   IoCounters io;
 };
 

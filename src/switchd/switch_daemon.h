@@ -23,6 +23,9 @@ struct SwitchdOptions {
   double drop_rate = 0;  // injected loss, on ingress and on egress
   std::uint64_t drop_seed = 1;
   std::size_t batch = 256;  // datagrams per recvmmsg / sendmmsg
+  // Failure injection for tests: the process kills itself (SIGKILL, as a
+  // crash would) when the first DATA of this epoch arrives. Negative: never.
+  std::int64_t die_at_epoch = -1;
 };
 
 class SwitchDaemon {

@@ -19,9 +19,13 @@ namespace libra::test_support {
 
 class SwitchdProcess {
  public:
-  explicit SwitchdProcess(std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {LIBRA_BIN,     "switchd",   "--listen",
-                                     "127.0.0.1:0", "--control", "127.0.0.1:0"};
+  // `listen` and `control`: port 0 lets the kernel choose; a switch started
+  // again in place of a dead one names the dead one's ports.
+  explicit SwitchdProcess(std::vector<std::string> extra = {},
+                          const std::string& listen_at = "127.0.0.1:0",
+                          const std::string& control_at = "127.0.0.1:0") {
+    std::vector<std::string> args = {LIBRA_BIN, "switchd",   "--listen",
+                                     listen_at, "--control", control_at};
     args.insert(args.end(), extra.begin(), extra.end());
     int out[2];
     if (pipe(out) != 0) throw std::runtime_error("pipe");
@@ -57,6 +61,22 @@ class SwitchdProcess {
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
   ~SwitchdProcess() { Stop(); }
+
+  // Waits up to `seconds` for it to exit by itself (--die-at-epoch); its
+  // exit status (128 + signal), or -1 if it still runs.
+  int WaitForExit(double seconds) {
+    for (int waited_ms = 0; pid_ > 0; waited_ms += 5) {
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        fclose(stdout_);
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      if (waited_ms >= seconds * 1000) return -1;
+      usleep(5000);
+    }
+    return -1;
+  }
 
   UdpEndpoint data;     // where DATA, COLLECT, UPDATE... go
   std::string control;  // the control port, "IP:PORT"

@@ -1,16 +1,23 @@
-// Fuzzes the hot path's control-plane decoders (JOIN, INSTALL, REPAIR): the
-// first byte picks the decoder, the rest is the SimpleApp body. Invariants:
+// Fuzzes the hot path's control-plane decoders (JOIN, INSTALL, REPAIR,
+// SWITCH_DOWN, FALLBACK_PUSH, RESUME): the first byte picks the decoder, the
+// rest is the SimpleApp body. Invariants:
 //   - a body that decodes encodes back to the same bytes (INSTALL: the same
 //     up to what the encoder normalises: the enabled byte is 0 or 1);
 //   - decoding the re-encoded body gives the same message again;
 //   - an enabled INSTALL carries a hot set that passed HotSet's checks and
-//     an owner list that is empty or one per key.
+//     an owner list that is empty or one per key;
+//   - a FALLBACK_PUSH that decodes goes into a server's FallbackAggregator
+//     (two workers, as worker 0 and then as worker 1, for the same epoch):
+//     it is summed or refused with a reason, never crashes, and a completed
+//     epoch holds one value per cell of its keys.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 
+#include "fuzz_hot_fixture.h"
 #include "hotpath_messages.h"
+#include "libra/fallback_aggregator.h"
 
 namespace {
 
@@ -31,12 +38,30 @@ void RoundTrip(const std::string& body, Decoder decode, bool exact) {
   Check(Encode(*twice) == again);
 }
 
+// A server owning every key of the fuzz hot set, with two workers.
+void SumAsAServer(const FallbackPush& push) {
+  static const std::shared_ptr<const libra::hot::HotSet> hot_set = libra::fuzz::FuzzHotSet();
+  std::vector<libra::hot::Key> owned;
+  for (const auto& key : hot_set->keys()) owned.push_back(key.key);
+  libra::hotpath::FallbackAggregator sums(hot_set, owned, 2, 16);
+  std::optional<libra::hotpath::CollectedEpoch> done;
+  for (std::uint32_t worker : {push.worker, push.worker ^ 1u}) {
+    std::string error;
+    done = sums.Add(push.epoch, worker, push.keys, push.vals, &error);
+    if (!done) Check(!error.empty() || sums.pending_epochs() == 1);
+  }
+  if (!done) return;
+  std::uint64_t values = 0;
+  for (const int len : done->lens) values += static_cast<std::uint64_t>(len);
+  Check(done->keys.size() == done->lens.size() && values == done->vals.size());
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
   const std::string body(reinterpret_cast<const char*>(data + 1), size - 1);
-  switch (data[0] % 3) {
+  switch (data[0] % 6) {
     case 0:
       RoundTrip<JoinRequest>(body, DecodeJoin, true);
       break;
@@ -52,8 +77,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       }
       break;
     }
-    default:
+    case 2:
       RoundTrip<Repair>(body, DecodeRepair, true);
+      break;
+    case 3:
+      RoundTrip<SwitchDown>(body, DecodeSwitchDown, true);
+      break;
+    case 4: {
+      RoundTrip<FallbackPush>(body, DecodeFallbackPush, true);
+      const std::optional<FallbackPush> push = DecodeFallbackPush(body);
+      if (push) SumAsAServer(*push);
+      break;
+    }
+    default:
+      RoundTrip<Resume>(body, DecodeResume, true);
       break;
   }
   return 0;

@@ -359,6 +359,23 @@ void ControlMessageSeeds() {
   repair.vals = {1, 4, 5, 6};
   Save("hotpath_messages", "repair", "\x02" + ps::hotpath::Encode(repair));
   Save("hotpath_messages", "repair_empty", "\x02" + ps::hotpath::Encode(ps::hotpath::Repair{}));
+  Save("hotpath_messages", "switch_down",
+       "\x03" +
+           ps::hotpath::Encode(ps::hotpath::SwitchDown{1, 40, "the switch did not take epoch 40"}));
+  ps::hotpath::FallbackPush push;
+  push.epoch = 9;
+  push.worker = 1;
+  const auto fuzz_set = fuzz::FuzzHotSet();
+  std::size_t values = 0;
+  for (const auto& key : fuzz_set->keys()) {
+    push.keys.push_back(key.key);
+    for (std::uint32_t v = 0; v < key.value_len; ++v, ++values) push.vals.push_back(0.25f * values);
+  }
+  Save("hotpath_messages", "fallback_push", "\x04" + ps::hotpath::Encode(push));
+  Save("hotpath_messages", "fallback_push_empty",
+       "\x04" + ps::hotpath::Encode(ps::hotpath::FallbackPush{}));
+  Save("hotpath_messages", "resume",
+       "\x05" + ps::hotpath::Encode(ps::hotpath::Resume{1, 65537, 42}));
 }
 
 void SwitchdSeeds() {

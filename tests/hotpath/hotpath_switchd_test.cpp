@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "common/switchd_process.h"
+#include "libra/fallback_aggregator.h"
 #include "libra/hotpath_collector.h"
 #include "libra/hotpath_sender.h"
 #include "libra/pipeline_fixed_point.h"
@@ -186,6 +187,8 @@ struct Cluster {
       collectors.push_back(std::make_unique<HotCollector>(
           hot_set, owned[s], options,
           [inbox = &inboxes[s]](CollectedEpoch epoch) { inbox->Put(std::move(epoch)); }));
+      fallbacks.push_back(std::make_unique<FallbackAggregator>(
+          hot_set, owned[s], static_cast<std::uint32_t>(workers), kScale));
       job.servers.push_back(collectors.back()->local());
     }
     control = std::make_unique<switchd::ControlClient>(sw.control);
@@ -196,7 +199,9 @@ struct Cluster {
   }
 
   // Collects epoch `epoch` on every server, checks the sums of the pushed
-  // keys against the reference bit for bit, applies SGD and publishes the
+  // keys against the reference bit for bit, and against what the server
+  // would have summed itself with the switch down (FallbackAggregator: the
+  // same keys, lengths, bits and flags), applies SGD and publishes the
   // new values: the changed ones, or every owned one in a server's first
   // epoch (as the PS runtime does).
   void CollectCheckPublish(std::uint32_t epoch, const std::vector<Push>& pushes) {
@@ -224,6 +229,36 @@ struct Cluster {
               << "epoch " << epoch << " key " << key << " value " << v;
           params[key][v] -= 0.5f * collected->vals[position];
         }
+      }
+      std::optional<CollectedEpoch> summed_here;
+      for (std::size_t w = 0; w < pushes.size(); ++w) {
+        std::vector<Key> keys;
+        std::vector<float> vals;
+        std::size_t position = 0;
+        for (const Key key : pushes[w].keys) {
+          const std::uint32_t len = hot_set->keys()[hot_set->Find(key)].value_len;
+          if (std::count(owned[s].begin(), owned[s].end(), key) != 0) {
+            keys.push_back(key);
+            vals.insert(vals.end(), pushes[w].vals.begin() + position,
+                        pushes[w].vals.begin() + position + len);
+          }
+          position += len;
+        }
+        std::string error;
+        summed_here = fallbacks[s]->Add(epoch, static_cast<std::uint32_t>(w), keys, vals, &error);
+        EXPECT_EQ(error, "");
+      }
+      ASSERT_TRUE(summed_here.has_value()) << "server " << s << " epoch " << epoch;
+      EXPECT_EQ(summed_here->epoch, epoch);
+      EXPECT_EQ(summed_here->num_merged, collected->num_merged);
+      EXPECT_EQ(summed_here->keys, collected->keys);
+      EXPECT_EQ(summed_here->lens, collected->lens);
+      EXPECT_EQ(summed_here->saturated_keys, collected->saturated_keys);
+      ASSERT_EQ(summed_here->vals.size(), collected->vals.size());
+      for (std::size_t v = 0; v < collected->vals.size(); ++v) {
+        ASSERT_EQ(std::bit_cast<std::uint32_t>(summed_here->vals[v]),
+                  std::bit_cast<std::uint32_t>(collected->vals[v]))
+            << "server " << s << " epoch " << epoch << " value " << v;
       }
       const std::vector<Key>& keys = published_once[s] ? collected->keys : owned[s];
       std::vector<float> new_values;
@@ -280,6 +315,7 @@ struct Cluster {
   std::deque<EpochInbox> inboxes;
   std::vector<std::unique_ptr<HotSender>> senders;
   std::vector<std::unique_ptr<HotCollector>> collectors;
+  std::vector<std::unique_ptr<FallbackAggregator>> fallbacks;  // per server
   std::unique_ptr<switchd::ControlClient> control;
   std::map<Key, std::vector<float>> params;  // the servers' model
   std::vector<bool> published_once;          // per server

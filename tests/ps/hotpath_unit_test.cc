@@ -104,6 +104,48 @@ TEST(HotPathMessages, EveryTruncationAndTrailingByteIsRejected) {
   EXPECT_FALSE(DecodeInstall(install + "x"));
 }
 
+// The switch-failure messages: what a node reports, a worker's hot values
+// for a server, and the epoch the hot path resumes at.
+TEST(HotPathMessages, SwitchFailureMessagesRoundTripAndRejectEveryTruncation) {
+  const SwitchDown down{2, 40, "the switch did not take epoch 40"};
+  FallbackPush push;
+  push.epoch = 41;
+  push.worker = 3;
+  push.keys = {5, 9};
+  push.vals = {0.5f, -1.0f, 2.0f};
+  const Resume resume{3, 0x30001, 57};
+
+  const std::optional<SwitchDown> down_back = DecodeSwitchDown(Encode(down));
+  ASSERT_TRUE(down_back);
+  EXPECT_EQ(down_back->generation, 2u);
+  EXPECT_EQ(down_back->epoch, 40u);
+  EXPECT_EQ(down_back->reason, down.reason);
+  const std::optional<FallbackPush> push_back = DecodeFallbackPush(Encode(push));
+  ASSERT_TRUE(push_back);
+  EXPECT_EQ(push_back->epoch, 41u);
+  EXPECT_EQ(push_back->worker, 3u);
+  EXPECT_EQ(push_back->keys, push.keys);
+  EXPECT_EQ(push_back->vals, push.vals);
+  const std::optional<Resume> resume_back = DecodeResume(Encode(resume));
+  ASSERT_TRUE(resume_back);
+  EXPECT_EQ(resume_back->generation, 3u);
+  EXPECT_EQ(resume_back->job_id, 0x30001u);
+  EXPECT_EQ(resume_back->first_epoch, 57u);
+
+  const std::string down_body = Encode(down), push_body = Encode(push),
+                    resume_body = Encode(resume);
+  for (size_t n = 0; n < down_body.size(); ++n)
+    EXPECT_FALSE(DecodeSwitchDown(down_body.substr(0, n)));
+  for (size_t n = 0; n < push_body.size(); ++n) {
+    EXPECT_FALSE(DecodeFallbackPush(push_body.substr(0, n))) << n;
+  }
+  for (size_t n = 0; n < resume_body.size(); ++n)
+    EXPECT_FALSE(DecodeResume(resume_body.substr(0, n)));
+  EXPECT_FALSE(DecodeSwitchDown(down_body + "x"));
+  EXPECT_FALSE(DecodeFallbackPush(push_body + "x"));
+  EXPECT_FALSE(DecodeResume(resume_body + "x"));
+}
+
 TEST(HotPathMessages, AnInconsistentPlacementIsRejected) {
   std::string body = Encode(SampleInstall());
   // The last cell (before the owner list) points to array 0, index 0 like

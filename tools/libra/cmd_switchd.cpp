@@ -16,6 +16,7 @@ struct SwitchdFlags {
   std::string profile = "tofino1";
   double drop_rate = 0;
   std::uint64_t drop_seed = 1;
+  std::int64_t die_at_epoch = -1;
 };
 
 std::atomic<bool> stop_requested{false};
@@ -41,6 +42,7 @@ int RunSwitchd(const SwitchdFlags& flags) {
   options.profile = *profile;
   options.drop_rate = flags.drop_rate;
   options.drop_seed = flags.drop_seed;
+  options.die_at_epoch = flags.die_at_epoch;
 
   std::signal(SIGTERM, RequestStop);
   std::signal(SIGINT, RequestStop);
@@ -74,6 +76,9 @@ void AddSwitchdCommand(CLI::App& parent, Runner& run) {
   sub->add_option("--drop-rate", flags->drop_rate, "injected loss on ingress and egress")
       ->check(CLI::Range(0.0, 1.0));
   sub->add_option("--drop-seed", flags->drop_seed, "seed of the injected loss");
+  sub->add_option("--die-at-epoch", flags->die_at_epoch,
+                  "failure injection: SIGKILL itself when the first DATA of this epoch arrives")
+      ->check(CLI::NonNegativeNumber);
   sub->callback([&run, flags] { run = [flags] { return RunSwitchd(*flags); }; });
 }
 
