@@ -18,6 +18,9 @@
 //           RESUME comes.
 //   RESUME  controller -> every node: the hot path runs again from
 //           `first_epoch`, under a new job id.
+//   VALUES  server -> workers (a REPAIR body asks): a worker's own values of
+//           some keys in an epoch, which it still keeps; the answer is a
+//           FALLBACK_PUSH. A server sums saturated keys exactly with them.
 //
 // Both nodes run the same build, so the encoding is the host's byte order;
 // decoding checks every length and fails on a short or malformed body.
@@ -84,6 +87,8 @@ struct SwitchDown {
 // FALLBACK_PUSH: worker `worker`'s hot values of `epoch` for the keys the
 // receiving server owns (none is a valid push: the server counts workers).
 struct FallbackPush {
+  // In an answer to VALUES: the worker no longer keeps that epoch.
+  static constexpr uint32_t kNotRetained = 0xffffffffu;
   uint32_t epoch = 0;
   uint32_t worker = 0;
   std::vector<libra::hot::Key> keys;  // owned by the receiver, each once

@@ -23,6 +23,7 @@ enum Head : int {
   kFallbackPush = 4,
   kResumeQuery = 5,
   kResume = 6,
+  kValues = 7,
 };
 
 // The node's own IPv4 address: the host it registered with (DMLC_NODE_HOST or
@@ -115,6 +116,12 @@ void HotPathNode::Start() {
         if (answer) repair_answers_[response.timestamp].push_back(std::move(*answer));
         return;
       }
+      if (response.head == kValues) {
+        std::optional<FallbackPush> answer = DecodeFallbackPush(response.body);
+        std::lock_guard<std::mutex> lock(mu_);
+        if (answer) value_answers_[response.timestamp].push_back(std::move(*answer));
+        return;
+      }
       if (response.head != kJoin) return;  // acknowledgements
       if (po->is_server()) {
         HandleServerInstall(response.body);
@@ -187,9 +194,21 @@ void HotPathNode::OnRequest(const SimpleData& request, SimpleApp* app) {
       if (resume && events.resume) events.resume(*resume);
       return;
     }
+    case kValues: {
+      std::optional<Repair> ask = DecodeRepair(request.body);
+      FallbackPush answer;
+      answer.epoch = FallbackPush::kNotRetained;
+      if (ask && events.values) answer = events.values(*ask);
+      app->Response(request, Encode(answer));
+      return;
+    }
     default:
       app->Response(request);
   }
+}
+
+std::vector<FallbackPush> HotPathNode::RequestWorkerValues(const Repair& ask) {
+  return AskAndWait(kValues, Encode(ask), kWorkerGroup, &value_answers_);
 }
 
 void HotPathNode::SetSwitchEvents(SwitchEvents events) {
@@ -214,12 +233,7 @@ Install HotPathNode::JoinAndWait(const JoinRequest& join) {
 }
 
 std::vector<Repair> HotPathNode::RequestRepair(const Repair& request) {
-  const int timestamp = app_->Request(kRepair, Encode(request), kServerGroup);
-  app_->Wait(timestamp);
-  std::lock_guard<std::mutex> lock(mu_);
-  std::vector<Repair> answers = std::move(repair_answers_[timestamp]);
-  repair_answers_.erase(timestamp);
-  return answers;
+  return AskAndWait(kRepair, Encode(request), kServerGroup, &repair_answers_);
 }
 
 void HotPathNode::SetRepairHandler(RepairHandler handler) {

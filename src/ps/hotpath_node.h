@@ -74,10 +74,15 @@ class HotPathNode {
     // RESUME: the hot path runs again from an epoch (or, job id 0, stays
     // in fallback and the held pushes go on).
     std::function<void(const Resume&)> resume;
+    // Workers: this worker's values of `ask.keys` in epoch `ask.epoch`
+    // (FallbackPush::kNotRetained as the epoch when it no longer has it).
+    std::function<FallbackPush(const Repair& ask)> values;
   };
   void SetSwitchEvents(SwitchEvents events);
   // Any node: tells the controller the switch stopped answering.
   void ReportSwitchDown(const SwitchDown& down);
+  // Server: every worker's values of `ask.keys` in epoch `ask.epoch`.
+  std::vector<FallbackPush> RequestWorkerValues(const Repair& ask);
   // Worker: sends one epoch's hot values to the server of rank `server`.
   void SendFallbackPush(int server, const FallbackPush& push);
 
@@ -91,6 +96,18 @@ class HotPathNode {
   HotPathNode() = default;
   void HandleServerInstall(const std::string& body);
   void OnRequest(const SimpleData& request, SimpleApp* app);
+  // Sends a request to `group` and waits for every answer, which the
+  // response handler files in `answers` by the request's timestamp.
+  template <typename Answer>
+  std::vector<Answer> AskAndWait(int head, const std::string& body, int group,
+                                 std::map<int, std::vector<Answer>>* answers) {
+    const int timestamp = app_->Request(head, body, group);
+    app_->Wait(timestamp);
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<Answer> out = std::move((*answers)[timestamp]);
+    answers->erase(timestamp);
+    return out;
+  }
 
   static constexpr int kAppId = 0x4c48;  // any id other than the KV apps' 0
 
@@ -108,6 +125,7 @@ class HotPathNode {
   RepairHandler repair_handler_;
   SwitchEvents events_;
   std::map<int, std::vector<Repair>> repair_answers_;  // by request timestamp
+  std::map<int, std::vector<FallbackPush>> value_answers_;
 };
 
 }  // namespace ps::hotpath

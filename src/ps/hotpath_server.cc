@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "hotpath_node.h"
+#include "libra/exact_sum.h"
 #include "libra/fallback_aggregator.h"
 #include "libra/hotpath_collector.h"
 #include "ps/internal/logging.h"
@@ -220,21 +221,18 @@ class ServerPathImpl final : public ServerPath {
         aggregator_->Forget(next_apply_);
         ++next_apply_;
       }
-      if (!Apply(epoch)) return;
+      if (!Apply(std::move(epoch))) return;
     }
   }
 
   // Pushes one epoch's sums into the handle and publishes the new values;
   // false when stopping.
-  bool Apply(const CollectedEpoch& epoch) {
+  bool Apply(CollectedEpoch epoch) {
     if (Postoffice::Get()->verbose() >= 1) {
       LOG(INFO) << "libra: collected epoch " << epoch.epoch << ": " << epoch.keys.size()
                 << " keys, first sum " << (epoch.vals.empty() ? 0.f : epoch.vals[0]);
     }
-    if (!epoch.saturated_keys.empty()) {
-      LOG(WARNING) << "libra: " << epoch.saturated_keys.size() << " hot sums saturated in epoch "
-                   << epoch.epoch;
-    }
+    if (!epoch.saturated_keys.empty()) SumSaturatedExactly(&epoch);
     Request push;
     push.push = true;
     push.num_merged = static_cast<int>(epoch.num_merged);
@@ -286,6 +284,61 @@ class ServerPathImpl final : public ServerPath {
     published_vals_.assign(values->begin(), values->end());
     AnswerWaitingRepairs();
     return true;
+  }
+
+  // The switch (or the fallback, with the switch's arithmetic) clamped the
+  // sums of `epoch->saturated_keys`: ask every worker for its values of them
+  // (each keeps an epoch until its replica has it, which is after this
+  // server publishes it) and sum them in 64 bits (ExactSum). If a worker no
+  // longer has them, the clamped sums stay, with a warning.
+  void SumSaturatedExactly(CollectedEpoch* epoch) {
+    Repair ask;
+    ask.epoch = epoch->epoch;
+    ask.keys = epoch->saturated_keys;
+    const std::vector<FallbackPush> answers = HotPathNode::Get()->RequestWorkerValues(ask);
+    const bool all = answers.size() == install_.num_workers &&
+                     std::none_of(answers.begin(), answers.end(), [](const FallbackPush& a) {
+                       return a.epoch == FallbackPush::kNotRetained;
+                     });
+    if (!all) {
+      LOG(WARNING) << "libra: " << ask.keys.size() << " hot sums saturated in epoch "
+                   << epoch->epoch << " and not every worker still has its values: applied clamped";
+      std::lock_guard<std::mutex> lock(mu_);
+      saturated_clamped_ += ask.keys.size();
+      return;
+    }
+    std::unordered_map<libra::hot::Key, std::vector<libra::hotpath::ExactSum>> sums;
+    for (libra::hot::Key key : ask.keys) {
+      const uint32_t len = hot_set_->keys()[hot_set_->Find(key)].value_len;
+      sums.emplace(key, std::vector<libra::hotpath::ExactSum>(
+                            len, libra::hotpath::ExactSum(install_.scale_bits)));
+    }
+    for (const FallbackPush& answer : answers) {
+      size_t offset = 0;
+      for (libra::hot::Key key : answer.keys) {
+        auto it = sums.find(key);
+        if (it == sums.end() || offset + it->second.size() > answer.vals.size()) break;
+        for (libra::hotpath::ExactSum& cell : it->second) cell.Add(answer.vals[offset++]);
+      }
+    }
+    uint64_t still_clamped = 0;
+    size_t offset = 0;
+    for (size_t i = 0; i < epoch->keys.size(); ++i) {
+      const size_t len = static_cast<size_t>(epoch->lens[i]);
+      auto it = sums.find(epoch->keys[i]);
+      if (it != sums.end()) {
+        for (size_t v = 0; v < len; ++v) {
+          epoch->vals[offset + v] = it->second[v].Value();
+          still_clamped += it->second[v].clamped();
+        }
+      }
+      offset += len;
+    }
+    LOG(WARNING) << "libra: " << ask.keys.size() << " hot sums saturated in epoch " << epoch->epoch
+                 << "; summed exactly from the workers' values";
+    std::lock_guard<std::mutex> lock(mu_);
+    saturated_exact_ += ask.keys.size();
+    saturated_clamped_ += still_clamped;
   }
 
   // A worker's replica lacks values of `repair.epoch`: answer with what this
@@ -349,7 +402,9 @@ class ServerPathImpl final : public ServerPath {
                             {"epochs_summed_here", fallback_epochs_},
                             {"pushes", fallback_pushes_},
                             {"pushes_already_applied", fallback_pushes_late_},
-                            {"pushes_refused", fallback_pushes_refused_}}}};
+                            {"pushes_refused", fallback_pushes_refused_}}},
+                          {"saturated_keys_summed_exactly", saturated_exact_},
+                          {"saturated_values_left_clamped", saturated_clamped_}};
     if (hot_set_) {
       out["hot_keys"] = hot_set_->size();
       out["hot_values"] = hot_set_->num_values();
@@ -415,6 +470,7 @@ class ServerPathImpl final : public ServerPath {
   uint64_t apply_micros_ = 0;  // the handle's push and pull of each epoch, summed
   uint64_t fallbacks_ = 0, resumes_ = 0, fallback_epochs_ = 0, fallback_pushes_ = 0;
   uint64_t fallback_pushes_late_ = 0, fallback_pushes_refused_ = 0;
+  uint64_t saturated_exact_ = 0, saturated_clamped_ = 0;
   std::thread dispatcher_;
 };
 

@@ -10,6 +10,7 @@
 #include <optional>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "hotpath_node.h"
 #include "libra/hot_key_table.h"
@@ -55,6 +56,11 @@ int LengthOf(const WorkerPath::Parts& parts, size_t i) {
 // back meanwhile (then the servers answer it instead).
 constexpr std::chrono::milliseconds kReplicaPollSlice{100};
 
+// Epochs sent to the servers that a worker keeps for a server that asks for
+// the values of saturated keys: a server applies epochs in order, and a
+// worker runs at most an epoch or two ahead of the slowest.
+constexpr size_t kEpochsKeptAfterSending = 8;
+
 // How long a resumed hot path waits for the failed incarnation's sender to
 // let go of the UDP address the new one binds.
 constexpr std::chrono::seconds kRetireBudget{5};
@@ -73,6 +79,7 @@ class WorkerPathImpl final : public WorkerPath {
     };
     events.resume_query = [this] { return HoldForResume(); };
     events.resume = [this](const Resume& resume) { OnResume(resume); };
+    events.values = [this](const Repair& ask) { return ValuesOf(ask); };
     node_->SetSwitchEvents(std::move(events));
     completer_ = std::thread([this] { CompleteInOrder(); });
     watchdog_ = std::thread([this] { WatchReplica(); });
@@ -303,6 +310,35 @@ class WorkerPathImpl final : public WorkerPath {
     }
   }
 
+  // VALUES: this worker's values of `ask.keys` in epoch `ask.epoch`, from
+  // the sender (it keeps an epoch until its replica has it) or from the
+  // epochs it last sent to the servers.
+  FallbackPush ValuesOf(const Repair& ask) {
+    std::lock_guard<std::mutex> lock(push_mu_);
+    FallbackPush out;
+    out.worker = sender_options_.worker_id;
+    out.epoch = FallbackPush::kNotRetained;
+    std::optional<libra::hotpath::RetainedPush> kept;
+    if (sender_) kept = sender_->Retained(ask.epoch);
+    for (const libra::hotpath::RetainedPush& push : sent_to_servers_) {
+      if (!kept && push.epoch == ask.epoch) kept = push;
+    }
+    if (!kept) return out;
+    out.epoch = ask.epoch;
+    const std::unordered_set<Key> wanted(ask.keys.begin(), ask.keys.end());
+    size_t offset = 0;
+    for (size_t i = 0; i < kept->keys.size(); ++i) {
+      const size_t len = static_cast<size_t>(kept->lens[i]);
+      if (wanted.count(kept->keys[i]) != 0) {
+        out.keys.push_back(kept->keys[i]);
+        out.vals.insert(out.vals.end(), kept->vals.begin() + offset,
+                        kept->vals.begin() + offset + len);
+      }
+      offset += len;
+    }
+    return out;
+  }
+
   // One epoch's hot values to the servers, each its own keys (every server
   // gets one, maybe empty: it counts the workers).
   void SendToServers(uint32_t epoch, std::span<const Key> keys, std::span<const float> vals) {
@@ -323,6 +359,16 @@ class WorkerPathImpl final : public WorkerPath {
     for (size_t s = 0; s < pushes.size(); ++s) {
       node_->SendFallbackPush(static_cast<int>(s), pushes[s]);
     }
+    // Kept a while for a server that asks for saturated keys' values.
+    libra::hotpath::RetainedPush kept;
+    kept.epoch = epoch;
+    kept.keys.assign(keys.begin(), keys.end());
+    kept.vals.assign(vals.begin(), vals.end());
+    for (Key key : keys) {
+      kept.lens.push_back(static_cast<int>(hot_set_->keys()[hot_set_->Find(key)].value_len));
+    }
+    sent_to_servers_.push_back(std::move(kept));
+    if (sent_to_servers_.size() > kEpochsKeptAfterSending) sent_to_servers_.pop_front();
   }
 
   // The switch of this incarnation, or null when the keys of `epoch` go
@@ -638,6 +684,7 @@ class WorkerPathImpl final : public WorkerPath {
   std::atomic<bool> fallback_{false};
   std::optional<uint32_t> hold_from_;  // RESUME_QUERY answered: no push from this epoch
   std::optional<Resume> resume_;       // back on the switch at resume_->first_epoch
+  std::deque<libra::hotpath::RetainedPush> sent_to_servers_;  // the last epochs, for VALUES
   std::condition_variable resume_cond_;
   uint64_t epochs_hot_ = 0, hot_values_ = 0, cold_values_ = 0;
   uint64_t fallbacks_ = 0, resumes_ = 0, epochs_resent_ = 0, epochs_to_servers_ = 0;

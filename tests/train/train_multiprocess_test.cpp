@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <bit>
@@ -209,6 +210,52 @@ TEST_F(TrainJobTest, LibraUnderPacketLossTrainsTheBitIdenticalModel) {
   }
   EXPECT_FALSE(fingerprints[0].empty());
   EXPECT_EQ(fingerprints[0], fingerprints[1]);
+}
+
+// A sum the switch cannot hold (its 32-bit fixed point saturates: here
+// gradients of features of value 60 at scale 2^28, which holds values below
+// 8) is not applied clamped: the server asks the workers for their values of
+// those keys and sums them in 64 bits. The model then matches the plain
+// parameter server's, whose float sums differ only in rounding.
+TEST_F(TrainJobTest, SaturatedHotSumsAreSummedExactlyFromTheWorkersValues) {
+  const std::string data = File("large-values.libsvm");
+  {
+    std::ofstream out(data);
+    std::mt19937 rng(1);
+    for (int row = 0; row < 3000; ++row) {
+      std::vector<int> keys;
+      while (keys.size() < 8) {
+        const int key = 1 + static_cast<int>(rng() % 199);
+        if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+      }
+      std::sort(keys.begin(), keys.end());
+      out << rng() % 2;
+      for (const int key : keys) out << " " << key << ":" << (key < 5 ? 60 : 1);
+      out << "\n";
+    }
+  }
+  const std::string flags = "--data " + data +
+                            " --model lr --optimizer sgd --lr 0.01 --epochs 1 --workers 3 "
+                            "--servers 2 --batch 2 --timeout 60 --json ";
+  const CommandResult plain = RunLibra("train " + flags + File("large-plain.json"));
+  ASSERT_EQ(plain.status, 0) << plain.output;
+  const CommandResult libra =
+      libra::test_support::RunCommand("LIBRA_SCALE_BITS=28 " + std::string(LIBRA_BIN) + " train " +
+                                      flags + File("large-libra.json") + " --libra --sample 0.1");
+  ASSERT_EQ(libra.status, 0) << libra.output;
+  const nlohmann::json p = ReadJson(File("large-plain.json"));
+  const nlohmann::json l = ReadJson(File("large-libra.json"));
+  ASSERT_TRUE(HotPathRan(l)) << libra.output;
+  uint64_t exact = 0, clamped = 0;
+  for (const auto& node : l["nodes"]) {
+    if (node["role"] != "server") continue;
+    exact += node["hot_path"].value("saturated_keys_summed_exactly", 0u);
+    clamped += node["hot_path"].value("saturated_values_left_clamped", 0u);
+  }
+  EXPECT_GT(exact, 0u) << "nothing saturated: the test does not test what it says";
+  EXPECT_EQ(clamped, 0u);
+  const double loss = p["final"]["test_log_loss"];
+  EXPECT_NEAR(l["final"]["test_log_loss"].get<double>(), loss, 1e-6 * loss);
 }
 
 // Sends the switch forged and malformed packets until destroyed: a wrong

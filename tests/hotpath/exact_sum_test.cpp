@@ -1,0 +1,55 @@
+// ExactSum: the 64-bit sum a server computes for hot values whose switch sum
+// saturated.
+#include "libra/exact_sum.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+namespace libra::hotpath {
+namespace {
+
+TEST(ExactSum, SumsWhatAThirtyTwoBitSumCannotHold) {
+  ExactSum sum(28);  // 32 bits hold |x| < 8 at this scale
+  for (int w = 0; w < 10; ++w) sum.Add(60.0f);
+  EXPECT_EQ(sum.Value(), 600.0f);
+  EXPECT_FALSE(sum.clamped());
+}
+
+TEST(ExactSum, IsWithinHalfAStepPerValueAndIndependentOfOrder) {
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> value(-100.0f, 100.0f);
+  std::vector<float> values(50);
+  for (float& v : values) v = value(rng);
+  double exact = 0;
+  for (const float v : values) exact += v;
+  ExactSum first(20);
+  for (const float v : values) first.Add(v);
+  EXPECT_NEAR(first.Value(), exact, 50 * std::ldexp(1.0, -21) + std::fabs(exact) * 1e-7);
+  for (int trial = 0; trial < 5; ++trial) {
+    std::shuffle(values.begin(), values.end(), rng);
+    ExactSum again(20);
+    for (const float v : values) again.Add(v);
+    EXPECT_EQ(again.Value(), first.Value());
+  }
+}
+
+TEST(ExactSum, LeavesOutInfinitiesAndNanAndSaysWhenEvenSixtyFourBitsClamp) {
+  ExactSum sum(16);
+  sum.Add(1.5f);
+  sum.Add(std::numeric_limits<float>::infinity());
+  sum.Add(std::numeric_limits<float>::quiet_NaN());
+  EXPECT_EQ(sum.Value(), 1.5f);
+  EXPECT_FALSE(sum.clamped());
+  sum.Add(3e38f);  // 3e38 * 2^16 is far beyond 2^62
+  EXPECT_TRUE(sum.clamped());
+  EXPECT_THROW(ExactSum(31), std::invalid_argument);
+  EXPECT_THROW(ExactSum(-1), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace libra::hotpath
