@@ -138,6 +138,9 @@ class ServerPathImpl final : public ServerPath {
   // The switch is down: stop collecting from it; the workers' fallback pushes
   // complete the epochs from the first one not applied.
   void FallBack(uint32_t generation, const std::string& why) {
+    // The collector must be gone (its socket closed) before a RESUME binds
+    // the address again.
+    std::lock_guard<std::mutex> switching(switching_mu_);
     std::unique_ptr<libra::hotpath::HotCollector> collector;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -179,6 +182,7 @@ class ServerPathImpl final : public ServerPath {
   }
 
   void OnResume(const Resume& resume) {
+    std::lock_guard<std::mutex> switching(switching_mu_);
     std::lock_guard<std::mutex> lock(mu_);
     if (resume.job_id == 0 || resume.generation <= generation_ || stopping_) return;
     generation_ = resume.generation;
@@ -435,6 +439,7 @@ class ServerPathImpl final : public ServerPath {
   }
 
   Handle handle_;
+  std::mutex switching_mu_;  // one change between the switch and the fallback at a time
   std::mutex mu_;
   std::condition_variable answered_;
   bool stopping_ = false;
