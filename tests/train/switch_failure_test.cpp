@@ -142,8 +142,9 @@ class SwitchFailureTest : public ::testing::Test {
   static void TearDownTestSuite() { fs::remove_all(dir_); }
 
   static std::string File(const std::string& name) { return (dir_ / name).string(); }
-  static std::string Args(const SwitchdProcess& sw, const std::string& report) {
-    return "train --data " + data_ + " " + kFlags + " --switch " + sw.data.ToString() +
+  static std::string Args(const SwitchdProcess& sw, const std::string& report,
+                          const std::string& flags = kFlags) {
+    return "train --data " + data_ + " " + flags + " --switch " + sw.data.ToString() +
            " --switch-control " + ControlAddress(sw) + " --json " + File(report);
   }
   static nlohmann::json ReadReport(const std::string& name) {
@@ -158,9 +159,13 @@ class SwitchFailureTest : public ::testing::Test {
 
   // Runs the job with a switch that dies at `epoch` and maybe starts a
   // switch in its place. Checks the model, and returns the report.
-  nlohmann::json RunWithFailure(uint32_t epoch, Restart restart, const std::string& name) {
+  // `flags` and `clean`: another job than the suite's, and its model.
+  nlohmann::json RunWithFailure(uint32_t epoch, Restart restart, const std::string& name,
+                                const std::string& flags = kFlags,
+                                const nlohmann::json* clean = nullptr) {
+    if (clean == nullptr) clean = &clean_;
     SwitchdProcess sw({"--die-at-epoch", std::to_string(epoch)});
-    TrainJob job(Args(sw, name + ".json"), File(name + ".log"));
+    TrainJob job(Args(sw, name + ".json", flags), File(name + ".log"));
     EXPECT_GT(sw.WaitForExit(60), 0) << "the switch did not reach epoch " << epoch << "\n"
                                      << job.output();
     const auto died = Clock::now();
@@ -195,7 +200,7 @@ class SwitchFailureTest : public ::testing::Test {
     const nlohmann::json report = ReadReport(name + ".json");
     EXPECT_FALSE(report.is_discarded()) << output;
     if (report.is_discarded()) return report;
-    EXPECT_EQ(report.value("model_fingerprint", ""), clean_.value("model_fingerprint", "?"))
+    EXPECT_EQ(report.value("model_fingerprint", ""), clean->value("model_fingerprint", "?"))
         << output;
     const FallbackCounts counts = CountFallbacks(report);
     EXPECT_EQ(counts.fallbacks, 2u) << "each server falls back once";
@@ -237,6 +242,20 @@ TEST_F(SwitchFailureTest, ASwitchStartedAgainAtOnceTakesTheHotPathBack) {
 
 TEST_F(SwitchFailureTest, ASwitchStartedAgainLaterTakesTheHotPathBack) {
   RunWithFailure(40, Restart::kLater, "restart-later");
+}
+
+// Keys of several values (a factorization machine: weight and a
+// 4-dimensional embedding, 5 cells a key) through the fallback and back.
+TEST_F(SwitchFailureTest, AFactorizationMachineJobComesThroughTheSameWay) {
+  const std::string flags =
+      "--model fm --embedding-dim 4 --optimizer ftrl --lr 0.05 --epochs 3 --workers 3 "
+      "--servers 2 --batch 20 --sample 0.1 --timeout 90 --progress-interval 100";
+  SwitchdProcess sw;
+  TrainJob clean_job(Args(sw, "fm-clean.json", flags), File("fm-clean.log"));
+  ASSERT_EQ(clean_job.Wait(90), 0) << clean_job.output();
+  const nlohmann::json clean = ReadReport("fm-clean.json");
+  ASSERT_FALSE(clean.is_discarded());
+  RunWithFailure(100, Restart::kAtOnce, "fm-restart", flags, &clean);
 }
 
 // A switch that is up (its control port answers, it takes the job) but
