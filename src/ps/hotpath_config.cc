@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "hotpath_messages.h"
 #include "ps/internal/env.h"
 #include "ps/internal/logging.h"
 
@@ -47,6 +48,18 @@ HotPathConfig ReadConfig() {
   if (const char* token = env->find("LIBRA_JOB_TOKEN"); token && *token) config.job_token = token;
   const int scale = env->IntOr("LIBRA_SCALE_BITS", -1, 0, 30);
   if (scale >= 0) config.scale_bits = scale;
+  if (const char* path = env->find("LIBRA_SAVE_INSTALL"); path && *path) {
+    config.save_install_path = path;
+  }
+  if (const char* path = env->find("LIBRA_INSTALL_FILE"); path && *path) {
+    config.install_path = path;
+    const std::optional<Install> saved = ReadInstallFile(path);
+    if (!saved || !saved->enabled) {
+      LOG(FATAL) << "environment variable LIBRA_INSTALL_FILE='" << path
+                 << "': not a readable INSTALL of an enabled hot path";
+    }
+    config.saved_first_epoch = saved->first_epoch;
+  }
   return config;
 }
 

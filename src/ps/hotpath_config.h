@@ -21,10 +21,21 @@ struct HotPathConfig {
   uint32_t job_id = 1;              // LIBRA_JOB_ID
   std::string job_token = "libra";  // LIBRA_JOB_TOKEN
   std::optional<int> scale_bits;    // LIBRA_SCALE_BITS: overrides the controller's choice
+  // LIBRA_SAVE_INSTALL: where the controller writes the INSTALL it decided
+  // (a checkpointed job keeps its hot set, placement and scale with it).
+  std::string save_install_path;
+  // LIBRA_INSTALL_FILE: an INSTALL written that way; a resumed job runs the
+  // hot path exactly as the job it resumes: this hot set, these owners,
+  // this scale, from the same epoch on (no sampling).
+  std::string install_path;
+  std::optional<uint32_t> saved_first_epoch;  // that INSTALL's first epoch
 
-  bool sampling() const { return hot_set_path.empty(); }
+  bool sampling() const { return hot_set_path.empty() && install_path.empty(); }
   // The epoch at which every node switches to the hot path.
-  uint32_t first_hot_epoch() const { return sampling() ? sample_epochs : 0; }
+  uint32_t first_hot_epoch() const {
+    if (saved_first_epoch) return *saved_first_epoch;
+    return sampling() ? sample_epochs : 0;
+  }
 };
 
 // This process's configuration (parsed on first use).

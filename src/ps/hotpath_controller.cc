@@ -105,10 +105,27 @@ std::shared_ptr<const libra::hot::HotSet> Controller::BandByServer(
 Install Controller::Decide() {
   Install install;
   install.job_id = config_.job_id;
+  // The epoch the workers joined at: the first hot epoch, or, in a job
+  // resumed after it, the epoch it resumed at (every worker the same).
   install.first_epoch = config_.first_hot_epoch();
+  for (const auto& [req, join] : joins_) {
+    if (join.role == JoinRequest::Role::kWorker) {
+      install.first_epoch = std::max(install.first_epoch, join.epoch);
+    }
+  }
   install.num_workers = static_cast<uint32_t>(num_workers_);
   try {
-    if (config_.sampling()) {
+    std::optional<Install> saved;
+    if (!config_.install_path.empty()) {
+      // A resumed job: the hot set, owners and scale of the job it resumes.
+      saved = ReadInstallFile(config_.install_path);
+      if (!saved || !saved->enabled) {
+        throw std::runtime_error("cannot read the saved INSTALL " + config_.install_path);
+      }
+      install.hot_set = saved->hot_set;
+      install.owners = saved->owners;
+      install.scale_bits = saved->scale_bits;
+    } else if (config_.sampling()) {
       install.hot_set = ChooseFromSamples(&install.owners, &install.reason);
     } else {
       install.hot_set = std::make_shared<const libra::hot::HotSet>(
@@ -116,11 +133,13 @@ Install Controller::Decide() {
       if (install.hot_set->size() == 0) install.reason = "the hot-set file holds no keys";
     }
     if (install.hot_set == nullptr || install.hot_set->size() == 0) return install;
-    install.hot_set = BandByServer(install.hot_set, install.owners);
-
-    float max_abs = 0;
-    for (const auto& [req, join] : joins_) max_abs = std::max(max_abs, join.max_abs_value);
-    install.scale_bits = config_.scale_bits.value_or(ChooseScaleBits(install.num_workers, max_abs));
+    if (!saved) {
+      install.hot_set = BandByServer(install.hot_set, install.owners);
+      float max_abs = 0;
+      for (const auto& [req, join] : joins_) max_abs = std::max(max_abs, join.max_abs_value);
+      install.scale_bits =
+          config_.scale_bits.value_or(ChooseScaleBits(install.num_workers, max_abs));
+    }
 
     libra::SwitchJob job;
     job.job_id = config_.job_id;
@@ -152,6 +171,13 @@ Install Controller::Decide() {
     job_ = job;
     installed_ = true;
     install.enabled = true;
+    // Kept with a checkpointed job's checkpoints (a resumed job reads it back
+    // and does not write it again: its first epoch is the resumed one).
+    if (!config_.save_install_path.empty() && !saved &&
+        !WriteInstallFile(config_.save_install_path, install)) {
+      LOG(WARNING) << "libra: could not write the INSTALL to " << config_.save_install_path
+                   << "; a job resumed from its checkpoints will sample its hot set again";
+    }
   } catch (const std::exception& e) {
     install.enabled = false;
     install.hot_set = nullptr;

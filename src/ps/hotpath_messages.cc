@@ -1,6 +1,10 @@
 #include "hotpath_messages.h"
 
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <type_traits>
 #include <vector>
@@ -79,6 +83,7 @@ std::string Encode(const JoinRequest& join) {
   w.Put(join.address.ipv4);
   w.Put(join.address.port);
   w.Put(join.max_abs_value);
+  w.Put(join.epoch);
   w.Put<uint64_t>(join.counts.size());
   for (const KeyCount& c : join.counts) {
     w.Put(c.key);
@@ -95,7 +100,8 @@ std::optional<JoinRequest> DecodeJoin(const std::string& body) {
   uint8_t role = 0;
   uint64_t n = 0;
   if (!r.Get(&role) || !r.Get(&join.rank) || !r.Get(&join.address.ipv4) ||
-      !r.Get(&join.address.port) || !r.Get(&join.max_abs_value) || !r.GetCount(24, &n)) {
+      !r.Get(&join.address.port) || !r.Get(&join.max_abs_value) || !r.Get(&join.epoch) ||
+      !r.GetCount(24, &n)) {
     return std::nullopt;
   }
   if (role != 1 && role != 2) return std::nullopt;
@@ -210,6 +216,28 @@ std::optional<Repair> DecodeRepair(const std::string& body) {
     return std::nullopt;
   }
   return repair;
+}
+
+bool WriteInstallFile(const std::string& path, const Install& install) {
+  std::error_code error;
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent, error);
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    const std::string body = Encode(install);
+    out.write(body.data(), static_cast<std::streamsize>(body.size()));
+    out.flush();
+    if (!out) return false;
+  }
+  return std::rename(temporary.c_str(), path.c_str()) == 0;
+}
+
+std::optional<Install> ReadInstallFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  const std::string body((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return DecodeInstall(body);
 }
 
 std::string Encode(const SwitchDown& down) {

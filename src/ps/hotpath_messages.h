@@ -52,6 +52,7 @@ struct JoinRequest {
   uint32_t rank = 0;
   libra::UdpEndpoint address;
   float max_abs_value = 0;  // largest |value| pushed (workers)
+  uint32_t epoch = 0;       // the epoch a worker joins at (its first hot push)
   std::vector<KeyCount> counts;
 };
 
@@ -117,6 +118,12 @@ std::string Encode(const Install& install);
 std::optional<Install> DecodeInstall(const std::string& body);
 std::string Encode(const Repair& repair);
 std::optional<Repair> DecodeRepair(const std::string& body);
+// An INSTALL kept in a file (LIBRA_SAVE_INSTALL / LIBRA_INSTALL_FILE):
+// written to a temporary file and renamed, so a reader never sees half of
+// one; nullopt when the file is missing or not an INSTALL.
+bool WriteInstallFile(const std::string& path, const Install& install);
+std::optional<Install> ReadInstallFile(const std::string& path);
+
 std::string Encode(const SwitchDown& down);
 std::optional<SwitchDown> DecodeSwitchDown(const std::string& body);
 std::string Encode(const FallbackPush& push);

@@ -30,6 +30,12 @@ using libra::hotpath::HotPathStatus;
 // down, from the workers' FALLBACK_PUSHes summed here (FallbackAggregator),
 // whichever completes the epoch first: both give the same bits. Epochs are
 // applied strictly in order, each once.
+class ServerPathImpl;
+
+// The process's server bridge, for WaitUntilHotApplied.
+std::mutex live_mu;
+ServerPathImpl* live = nullptr;
+
 class ServerPathImpl final : public ServerPath {
  public:
   explicit ServerPathImpl(Handle handle) : handle_(std::move(handle)) {
@@ -48,9 +54,15 @@ class ServerPathImpl final : public ServerPath {
     node->OnServerInstall([this](const Install& install, libra::UdpEndpoint local) {
       StartCollecting(install, local);
     });
+    std::lock_guard<std::mutex> lock(live_mu);
+    live = this;
   }
 
   ~ServerPathImpl() override {
+    {
+      std::lock_guard<std::mutex> lock(live_mu);
+      if (live == this) live = nullptr;
+    }
     HotPathNode::Get()->OnServerInstall(nullptr);
     HotPathNode::Get()->SetSwitchEvents({});
     HotPathNode::Get()->SetRepairHandler(nullptr);
@@ -64,6 +76,7 @@ class ServerPathImpl final : public ServerPath {
     collector.reset();
     answered_.notify_all();
     ready_cond_.notify_all();
+    applied_cond_.notify_all();
     dispatcher_.join();
   }
 
@@ -71,6 +84,14 @@ class ServerPathImpl final : public ServerPath {
     std::lock_guard<std::mutex> lock(mu_);
     responses_[timestamp] = vals;
     answered_.notify_all();
+  }
+
+  void WaitApplied(uint32_t epoch) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!aggregator_ || epoch < install_.first_epoch) return;  // nothing hot here then
+    applied_cond_.wait(lock, [&] {
+      return stopping_ || (applied_through_.has_value() && *applied_through_ >= epoch);
+    });
   }
 
  private:
@@ -282,6 +303,8 @@ class ServerPathImpl final : public ServerPath {
                                     : std::span<const float>(changed));
     }
     ++epochs_applied_;
+    applied_through_ = epoch.epoch;
+    applied_cond_.notify_all();
     // Kept to answer REPAIRs of workers that lost some of the REPLICAs, and
     // every hot pull while the switch is down.
     published_epoch_ = epoch.epoch;
@@ -463,6 +486,8 @@ class ServerPathImpl final : public ServerPath {
   std::map<uint32_t, CollectedEpoch> ready_;
   uint32_t next_apply_ = 0;
   std::condition_variable ready_cond_;
+  std::optional<uint32_t> applied_through_;  // the last epoch the handle has applied
+  std::condition_variable applied_cond_;
 
   std::map<int, SArray<float>> responses_;
   int next_timestamp_ = 0;
@@ -480,6 +505,17 @@ class ServerPathImpl final : public ServerPath {
 };
 
 }  // namespace
+
+void WaitUntilHotApplied(uint32_t epoch) {
+  // Not under live_mu while waiting: the bridge lives until Finalize, after
+  // every checkpoint.
+  ServerPathImpl* path = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(live_mu);
+    path = live;
+  }
+  if (path != nullptr) path->WaitApplied(epoch);
+}
 
 std::unique_ptr<ServerPath> ServerPath::Create(Handle handle) {
   if (!HotPathNode::Get()->enabled()) return nullptr;

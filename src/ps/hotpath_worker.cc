@@ -65,6 +65,9 @@ constexpr size_t kEpochsKeptAfterSending = 8;
 // let go of the UDP address the new one binds.
 constexpr std::chrono::seconds kRetireBudget{5};
 
+// ResumeAtEpoch's epoch, taken by the worker path at its first push.
+std::atomic<uint32_t> resume_epoch{0};
+
 class WorkerPathImpl final : public WorkerPath {
  public:
   explicit WorkerPathImpl(ServerOf server_of)
@@ -111,9 +114,10 @@ class WorkerPathImpl final : public WorkerPath {
     // Between RESUME_QUERY and RESUME the controller picks the epoch the hot
     // path resumes at; this worker pushes nothing from its answer on.
     resume_cond_.wait(lock, [this] { return !hold_from_ || next_epoch_ < *hold_from_; });
+    if (epochs_pushed_++ == 0) next_epoch_ = resume_epoch.load();
     const uint32_t epoch = next_epoch_++;
     if (epoch < first_hot_epoch_) Count(all);
-    if (epoch == first_hot_epoch_) Join(all);
+    if (epoch >= first_hot_epoch_ && !joined_) Join(all, epoch);
     if (!hot_set_) {
       *cold = all;
       return false;
@@ -183,9 +187,11 @@ class WorkerPathImpl final : public WorkerPath {
     for (float v : all.vals) max_abs_ = std::max(max_abs_, std::fabs(v));
   }
 
-  void Join(const Parts& all) {
+  void Join(const Parts& all, uint32_t epoch) {
+    joined_ = true;
     for (float v : all.vals) max_abs_ = std::max(max_abs_, std::fabs(v));
     JoinRequest join;
+    join.epoch = epoch;
     join.role = JoinRequest::Role::kWorker;
     join.rank = static_cast<uint32_t>(Postoffice::Get()->my_rank());
     join.address = node_->ReserveUdpEndpoint();
@@ -670,6 +676,8 @@ class WorkerPathImpl final : public WorkerPath {
 
   std::mutex push_mu_;  // epochs are numbered and handed to the sender in call order
   uint32_t next_epoch_ = 0;
+  uint64_t epochs_pushed_ = 0;  // by this process (a resumed job starts at resume_epoch)
+  bool joined_ = false;
   uint32_t last_pushed_ = 0;
   libra::hot::HotKeyTable<Sampled> counts_;
   float max_abs_ = 0;
@@ -703,6 +711,8 @@ class WorkerPathImpl final : public WorkerPath {
 };
 
 }  // namespace
+
+void ResumeAtEpoch(uint32_t epoch) { resume_epoch.store(epoch); }
 
 std::unique_ptr<WorkerPath> WorkerPath::Create(ServerOf server_of) {
   if (!HotPathNode::Get()->enabled()) return nullptr;

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "ps/internal/hotpath_server.h"
 #include "ps/ps.h"
 #include "train/checkpoint.h"
 
@@ -108,6 +109,10 @@ std::string CheckpointCoordinator::ServerLoad(uint64_t iteration) {
 }
 
 std::string CheckpointCoordinator::ServerSave(uint64_t iteration) {
+  // The hot keys of iteration i come through the switch as epoch i - 1 and
+  // may be applied after worker 0's push returned; epoch i cannot be (it
+  // needs worker 0's next push).
+  if (iteration > 0) ps::hotpath::WaitUntilHotApplied(static_cast<uint32_t>(iteration - 1));
   ShardCheckpoint c = store_->Snapshot();
   // Worker 0 asks only between its pushes, so the round count must agree.
   if (c.iteration != iteration) {

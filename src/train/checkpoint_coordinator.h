@@ -8,10 +8,14 @@
 // and waits for all of them. No server can apply round i+1 meanwhile, since
 // round i+1 needs worker 0's push; the other workers' pushes for i+1 are
 // only held. So every shard is written exactly at the boundary after i, and
-// each server checks that its round count says i. (Libra's hot path is not
-// covered: the switch's aggregated push carries no iteration number and can
-// be applied after worker 0's push returns, so `libra train` refuses
-// checkpoints with the hot path on; see docs/reliability.md.)
+// each server checks that its round count says i. With Libra's hot path the
+// hot keys of iteration i arrive as the switch's epoch i - 1, possibly after
+// worker 0's push returned (it waits for the switch's ACK, not for the
+// servers): a server first waits until its hot path has applied that epoch
+// (epoch i cannot be applied yet: it needs worker 0's next push). A resumed
+// Libra job reads back the controller's INSTALL (hot set, owners, scale,
+// first epoch) kept in the checkpoint directory and numbers its epochs from
+// the resumed iteration, so both paths go on exactly as before.
 //
 // Resume. Worker 0 asks every server which checkpoints it has, picks the
 // newest iteration all of them have (servers keep their last two, so a crash

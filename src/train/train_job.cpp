@@ -14,6 +14,7 @@
 
 #include "launch/launcher.h"
 #include "libra/switch_control_client.h"
+#include "ps/internal/hotpath_worker.h"
 #include "ps/ps.h"
 #include "train/checkpoint.h"
 #include "train/checkpoint_coordinator.h"
@@ -246,6 +247,8 @@ int RunWorker(const TrainJobConfig& config, const ModelConfig& model_config, Nod
   // Iterations already done by the job this one resumes (0 for a fresh job).
   const uint64_t total_iterations = plan.iterations_per_epoch * config.epochs;
   const uint64_t resumed = checkpoints->AgreeOnStart();
+  // One push per iteration: the hot path's epochs go on from the resumed one.
+  ps::hotpath::ResumeAtEpoch(static_cast<uint32_t>(resumed));
   if (resumed >= total_iterations && resumed > 0) {
     throw CheckpointError("the checkpoint is at iteration " + std::to_string(resumed) +
                           ", but this job has only " + std::to_string(total_iterations));
@@ -402,16 +405,10 @@ uint64_t JobSignature(const TrainJobConfig& c, const ModelConfig& model) {
 }
 
 // Throws std::invalid_argument for checkpoint flags that do not go together.
-void CheckCheckpointOptions(const TrainJobConfig& c, bool hot_path) {
+void CheckCheckpointOptions(const TrainJobConfig& c) {
   const bool wanted = c.checkpoint_every > 0 || c.resume;
   if (wanted && c.checkpoint_dir.empty()) {
     throw std::invalid_argument("--checkpoint-every and --resume need --checkpoint-dir");
-  }
-  if (!c.checkpoint_dir.empty() && hot_path) {
-    // The switch's push carries no iteration number, so a server cannot tell
-    // when the hot path has applied an iteration (checkpoint_coordinator.h).
-    throw std::invalid_argument(
-        "checkpoints (--checkpoint-dir) are not supported with Libra's hot path yet");
   }
 }
 
@@ -475,7 +472,7 @@ int RunTrainNode(const TrainJobConfig& config) {
     // Fail on a bad configuration before joining the job.
     CreateModel(model);
     CreateOptimizer(config.optimizer);
-    CheckCheckpointOptions(config, std::getenv("LIBRA_SWITCH") != nullptr);
+    CheckCheckpointOptions(config);
   } catch (const std::exception& e) {
     std::cerr << "libra train: " << e.what() << "\n";
     return 1;
@@ -537,7 +534,7 @@ int LaunchLocalTraining(TrainJobConfig config, const std::string& self) {
   JobPlan plan;
   try {
     config.libra.Validate();
-    CheckCheckpointOptions(config, config.libra.enabled());
+    CheckCheckpointOptions(config);
     // The nodes run in this directory too, but say exactly which one.
     if (!config.checkpoint_dir.empty()) {
       config.checkpoint_dir = std::filesystem::absolute(config.checkpoint_dir).string();
@@ -594,6 +591,16 @@ int LaunchLocalTraining(TrainJobConfig config, const std::string& self) {
   }
   const uint64_t pushes_per_worker = plan.iterations_per_epoch * config.epochs;
   job.env = LibraEnvironment(libra, libra.switch_address, libra.switch_control, pushes_per_worker);
+  if (!config.checkpoint_dir.empty()) {
+    // The hot path's decision is part of the checkpoints: a resumed job must
+    // aggregate the same keys at the same scale from the same epoch.
+    const std::string saved = config.checkpoint_dir + "/hot-path.install";
+    job.env["LIBRA_SAVE_INSTALL"] = saved;
+    if (config.resume && std::filesystem::exists(saved)) {
+      job.env["LIBRA_INSTALL_FILE"] = saved;
+      std::cout << "libra: resuming with the hot path of " << saved << "\n";
+    }
+  }
   std::cout << "libra: switch " << libra.switch_address << " (control " << libra.switch_control
             << (local_switch ? ", started for this job)" : ")") << "; ";
   if (libra.hot_set_path.empty()) {

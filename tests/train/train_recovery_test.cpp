@@ -187,11 +187,22 @@ TEST_F(TrainRecoveryTest, CheckpointFlagsThatDoNotGoTogetherAreNamed) {
   const CommandResult no_dir = Train("--checkpoint-every 5", "flags1.json");
   EXPECT_NE(no_dir.status, 0);
   EXPECT_NE(no_dir.output.find("--checkpoint-dir"), std::string::npos) << no_dir.output;
-  const CommandResult libra =
-      Train("--libra --checkpoint-dir " + File("x") + " --checkpoint-every 5", "flags2.json");
-  EXPECT_NE(libra.status, 0);
-  EXPECT_NE(libra.output.find("hot path"), std::string::npos) << libra.output;
-  EXPECT_EQ(libra.output.find("[switchd]"), std::string::npos) << "started a switch for nothing";
+  const CommandResult resume = Train("--resume", "flags2.json");
+  EXPECT_NE(resume.status, 0);
+  EXPECT_NE(resume.output.find("--checkpoint-dir"), std::string::npos) << resume.output;
+}
+
+// With Libra's hot path: a checkpoint of iteration i holds the switch's
+// epoch i - 1 as well (each server waits until its hot path applied it), and
+// the resumed job runs the hot path with the saved INSTALL (hot set, owners,
+// scale) from the resumed epoch on: the same model, bit for bit.
+TEST_F(TrainRecoveryTest, ResumedLibraJobEndsWithTheUninterruptedModel) {
+  const std::string flags =
+      "--model lr --optimizer adagrad --lr 0.1 --epochs 2 --workers 3 --servers 2 --batch 50 "
+      "--libra --sample 0.1";
+  const std::string output = ExpectResumeGivesTheSameModel("libra", flags, 10, 33, 30);
+  EXPECT_NE(output.find("resuming with the hot path of"), std::string::npos) << output;
+  EXPECT_NE(output.find("on the hot path from epoch 30 "), std::string::npos) << output;
 }
 
 // ---- node failure ----

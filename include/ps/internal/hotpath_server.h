@@ -9,6 +9,7 @@
 // every worker. The handle's Response to these two requests comes back here.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 
@@ -41,5 +42,11 @@ class ServerPath {
   // The handle answered the request `timestamp` (vals: a pull's values).
   virtual void OnResponse(int timestamp, const SArray<float>& vals) = 0;
 };
+
+// Blocks until this server's hot path has applied epoch `epoch` to the
+// request handle: at once when there is no hot path here, it owns no hot
+// keys, or it starts after `epoch`. A checkpoint of iteration i waits for
+// epoch i - 1 (one push per iteration), so that it holds both paths' updates.
+void WaitUntilHotApplied(uint32_t epoch);
 
 }  // namespace ps::hotpath

@@ -9,6 +9,7 @@
 // replica has reached the last push) run in order on one thread.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -17,6 +18,11 @@
 #include "ps/sarray.h"
 
 namespace ps::hotpath {
+
+// A job resumed from a checkpoint after `epoch` pushes per worker: this
+// worker's next push is epoch `epoch`, so that the hot path's epochs are
+// those of the job it resumes. Call before the first push.
+void ResumeAtEpoch(uint32_t epoch);
 
 class WorkerPath {
  public:
