@@ -19,7 +19,8 @@ for target in "${targets[@]}"; do
   work="$(mktemp -d)"
   cp "$corpus"/* "$work"/
   echo "fuzz-smoke: $target for ${seconds}s"
-  "build-fuzz/tests/fuzz/$target" -max_total_time="$seconds" -max_len="$fuzz_max_len" \
+  fuzz_exec "$target" "build-fuzz/tests/fuzz/$target" -max_total_time="$seconds" \
+    -max_len="$fuzz_max_len" \
     -artifact_prefix="$work/" "$work" >/dev/null 2>"$work.log" || {
     tail -40 "$work.log"
     echo "fuzz-smoke: $target failed; the input is in $work/ (crash-*, leak-*, oom-*, timeout-*)"
