@@ -33,7 +33,7 @@ for target in "${targets[@]}"; do
   echo "fuzz-long: $target for ${minutes} min"
   start=$(date +%s)
   # -jobs=1 runs the fuzzer in a child whose log is fuzz-0.log in the cwd.
-  (cd "$work" && "$root/build-fuzz/tests/fuzz/$target" -max_total_time="$seconds" \
+  (cd "$work" && fuzz_exec "$target" "$root/build-fuzz/tests/fuzz/$target" -max_total_time="$seconds" \
     -jobs=1 -workers=1 -max_len="$fuzz_max_len" -print_final_stats=1 \
     -artifact_prefix="$work/crashes/" "$work/new" "$corpus" >/dev/null 2>&1) || true
   elapsed=$(($(date +%s) - start))
