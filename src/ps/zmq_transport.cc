@@ -1,5 +1,7 @@
 #include "zmq_transport.h"
 
+#include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "message_codec.h"
@@ -19,6 +21,19 @@ std::string Endpoint(const std::string& host, int port) {
 // An abstract Unix-domain socket name (no file to clean up) per TCP endpoint.
 std::string LocalEndpoint(const std::string& host, int port) {
   return "ipc://@libra-" + host + "-" + std::to_string(port);
+}
+
+// Received data arrays are read as 8-byte keys, floats, ints: this alignment
+// serves them all.
+constexpr uintptr_t kFrameAlignment = alignof(uint64_t);
+
+SArray<char> AlignedCopy(const char* data, size_t size) {
+  // operator new[] of uint64_t gives the alignment; the SArray owns it.
+  auto* words = new uint64_t[(size + sizeof(uint64_t) - 1) / sizeof(uint64_t)];
+  std::memcpy(words, data, size);
+  SArray<char> array;
+  array.reset(reinterpret_cast<char*>(words), size, [words](char*) { delete[] words; });
+  return array;
 }
 
 // Frees a sent frame: drops the SArray reference that kept its memory alive.
@@ -133,9 +148,16 @@ int ZmqTransport::RecvMsg(Message* msg) {
   int bytes = static_cast<int>(frames[1].size());
   msg->data.clear();
   for (size_t i = 2; i < frames.size(); ++i) {
-    auto* held = new zmq::message_t(std::move(frames[i]));
     SArray<char> array;
-    array.reset(held->data<char>(), held->size(), [held](char*) { delete held; });
+    if (reinterpret_cast<uintptr_t>(frames[i].data()) % kFrameAlignment == 0) {
+      auto* held = new zmq::message_t(std::move(frames[i]));
+      array.reset(held->data<char>(), held->size(), [held](char*) { delete held; });
+    } else {
+      // ZeroMQ may hand a received frame as a slice of its receive buffer, at
+      // any address; the arrays are read as keys and values, which must be
+      // aligned, so such a frame is copied once.
+      array = AlignedCopy(frames[i].data<char>(), frames[i].size());
+    }
     bytes += static_cast<int>(array.size());
     msg->data.push_back(array);
   }

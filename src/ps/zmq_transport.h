@@ -37,7 +37,7 @@ class ZmqTransport : public Transport {
   std::mutex peers_mu_;
   std::unordered_map<int, std::unique_ptr<Peer>> peers_;
   bool stopped_ = false;
-  bool local_;  // DMLC_LOCAL: also listen on, and prefer, an ipc endpoint
+  bool local_;                      // DMLC_LOCAL: also listen on, and prefer, an ipc endpoint
   std::string my_host_;
 };
 
