@@ -13,7 +13,9 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <fstream>
 #include <iostream>
+#include <random>
 #include <stdexcept>
 
 namespace libra {
@@ -137,20 +139,52 @@ void StopAll(std::vector<Child>& children) {
 
 }  // namespace
 
-int FindFreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
+namespace {
+
+// Whether a TCP port on 127.0.0.1 can be bound right now; with `port` 0 the
+// kernel picks one, and `port` is set to it.
+bool BindsNow(int* port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return false;
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
+  addr.sin_port = htons(static_cast<uint16_t>(*port));
   socklen_t len = sizeof(addr);
-  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    if (fd >= 0) close(fd);
-    throw std::runtime_error("launch: cannot find a free port");
-  }
+  const bool ok = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+                  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
   close(fd);
-  return ntohs(addr.sin_port);
+  if (ok) *port = ntohs(addr.sin_port);
+  return ok;
+}
+
+// The lowest port the kernel hands out for binds to port 0.
+int FirstEphemeralPort() {
+  std::ifstream in("/proc/sys/net/ipv4/ip_local_port_range");
+  int low = 32768;
+  in >> low;
+  return low;
+}
+
+}  // namespace
+
+int FindFreePort() {
+  // The port is released before the scheduler binds it. A port the kernel
+  // picked could meanwhile be picked again for any other socket (another
+  // job's node binding port 0), so the port comes from below the kernel's
+  // range, at random, where only another FindFreePort could choose it.
+  const int first_ephemeral = FirstEphemeralPort();
+  if (first_ephemeral > 11000) {
+    std::mt19937 rng(std::random_device{}() ^ static_cast<unsigned>(getpid()));
+    std::uniform_int_distribution<int> pick(10000, first_ephemeral - 1);
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      int port = pick(rng);
+      if (BindsNow(&port)) return port;
+    }
+  }
+  int port = 0;
+  if (!BindsNow(&port)) throw std::runtime_error("launch: cannot find a free port");
+  return port;
 }
 
 std::vector<ProcessSpec> LocalJobProcesses(const LocalJob& job) {
