@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "allocator_tuning.h"
 #include "hotpath_node.h"
 #include "ps/internal/env.h"
 
@@ -55,6 +56,7 @@ void Postoffice::Start(int customer_id, const char* /*argv0*/, bool do_barrier) 
     std::lock_guard<std::mutex> lock(start_mu_);
     if (!van_started_) {
       Env();
+      TuneAllocatorForLargeMessages();  // before ZeroMQ starts its I/O threads
       const char* type = Environment::Get()->find("DMLC_PS_VAN_TYPE");
       bool local = Environment::Get()->IntOr("DMLC_LOCAL", 0, 0, 1) == 1;
       van_ = std::make_unique<Van>(CreateTransport(type ? type : "zmq", local));

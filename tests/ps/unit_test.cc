@@ -1,5 +1,10 @@
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
+#include <cstdlib>
+#include <cstring>
+
+#include "allocator_tuning.h"
 #include "message_codec.h"
 #include "ps/internal/env.h"
 #include "ps/sarray.h"
@@ -136,6 +141,49 @@ TEST(Environment, ErrorsNameTheVariable) {
   env->set("LIBRA_TEST_INT", "42");
   EXPECT_EQ(env->RequiredInt("LIBRA_TEST_INT", 0, 100), 42);
   EXPECT_EQ(env->IntOr("LIBRA_TEST_SURELY_UNSET", 5, 0, 10), 5);
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+TEST(AllocatorTuning, DoesNothingUnderTheSanitizersAllocator) {
+  EXPECT_FALSE(TuneAllocatorForLargeMessages());
+}
+#else
+// Minor page faults taken while filling a fresh `bytes`-byte block, after
+// one block of that size was filled and freed.
+long FaultsRefillingAFreedBlock(size_t bytes) {
+  auto fill = [bytes]() {
+    rusage before{}, after{};
+    getrusage(RUSAGE_SELF, &before);
+    char* block = static_cast<char*>(std::malloc(bytes));
+    std::memset(block, 1, bytes);
+    asm volatile("" : : "r"(block) : "memory");  // keep the fill
+    std::free(block);
+    getrusage(RUSAGE_SELF, &after);
+    return after.ru_minflt - before.ru_minflt;
+  };
+  fill();
+  return fill();
+}
+
+// In a child process: the tuning is for the whole process and stays.
+TEST(AllocatorTuning, ALargeFreedBlockIsReusedWithoutPageFaults) {
+  EXPECT_EXIT(
+      {
+        if (!TuneAllocatorForLargeMessages()) std::_Exit(2);
+        const long faults = FaultsRefillingAFreedBlock(96 << 20);  // 24,576 pages of 4 KiB
+        std::_Exit(faults < 256 ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+#endif
+
+TEST(AllocatorTuning, IsSwitchedOffByTheEnvironment) {
+  EXPECT_EXIT(
+      {
+        Environment::Get()->set("LIBRA_MALLOC_TUNING", "0");
+        std::_Exit(TuneAllocatorForLargeMessages() ? 1 : 0);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace
