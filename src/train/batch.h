@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "train/dataset.h"
@@ -38,6 +39,8 @@ struct Batch {
   std::vector<uint32_t> fields;       // per feature occurrence
   std::vector<ParameterKey> keys;     // sorted, unique: feature and dense keys
   std::vector<uint32_t> dense_slots;  // slot of DenseParameterKey(i)
+  // MakeBatch's scratch space, kept to reuse its memory: (key, occurrence).
+  std::vector<std::pair<ParameterKey, uint32_t>> key_order;
 
   size_t rows() const { return labels.size(); }
 };

@@ -1,7 +1,8 @@
 #include "train/bsp_round.h"
 
 #include <algorithm>
-#include <unordered_map>
+
+#include "train/key_index.h"
 
 namespace libra::train {
 
@@ -22,18 +23,19 @@ bool BspRound::Add(int sender, uint32_t num_merged, const ps::SArray<ps::Key>& k
 void BspRound::Merge(std::vector<ps::Key>* keys, std::vector<float>* sums) const {
   keys->clear();
   sums->clear();
-  size_t hint = 0;
-  for (const Push& p : pushes_) hint = std::max(hint, p.keys.size());
-  std::unordered_map<ps::Key, size_t> slot_of;
-  slot_of.reserve(hint * 2);
+  size_t total = 0;
+  for (const Push& p : pushes_) total += p.keys.size();
+  KeyIndex slot_of;  // key -> its place in `keys`: the order keys are first met
+  slot_of.Reserve(total);
   for (const Push& p : pushes_) {
     for (size_t i = 0; i < p.keys.size(); ++i) {
-      auto [it, inserted] = slot_of.try_emplace(p.keys[i], keys->size());
-      if (inserted) {
+      bool added = false;
+      const size_t slot = slot_of.FindOrAdd(p.keys[i], &added);
+      if (added) {
         keys->push_back(p.keys[i]);
         sums->resize(sums->size() + value_length_, 0.0f);
       }
-      float* sum = sums->data() + it->second * value_length_;
+      float* sum = sums->data() + slot * value_length_;
       const float* g = p.gradients.data() + i * value_length_;
       for (uint32_t j = 0; j < value_length_; ++j) sum[j] += g[j];
     }

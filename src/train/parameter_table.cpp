@@ -15,29 +15,41 @@ ParameterTable::ParameterTable(const Model& model, const Optimizer& optimizer)
       value_length_(model.value_length()),
       entry_length_(model.value_length() * (1 + optimizer.state_per_value())) {}
 
-float* ParameterTable::Find(ParameterKey key) {
-  auto [it, inserted] = index_.try_emplace(key, storage_.size());
-  if (inserted) {
-    storage_.resize(storage_.size() + entry_length_);
-    float* entry = storage_.data() + it->second;
-    model_.InitialValue(key, entry);
-    optimizer_.InitState(entry, entry + value_length_, value_length_);
-    return entry;
+void ParameterTable::FindAll(const ParameterKey* keys, size_t count) {
+  // Loads started this many keys ahead have arrived by the time they are used.
+  constexpr size_t kAhead = 8;
+  entries_.resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    if (i + kAhead < count) index_.Prefetch(keys[i + kAhead]);
+    bool added = false;
+    const size_t entry = index_.FindOrAdd(keys[i], &added);
+    entries_[i] = entry * entry_length_;
+    if (added) {
+      keys_.push_back(keys[i]);
+      storage_.resize(storage_.size() + entry_length_);
+      float* values = Entry(entries_[i]);
+      model_.InitialValue(keys[i], values);
+      optimizer_.InitState(values, values + value_length_, value_length_);
+    }
   }
-  return storage_.data() + it->second;
 }
 
 void ParameterTable::Pull(const ParameterKey* keys, size_t count, float* out) {
+  FindAll(keys, count);
+  constexpr size_t kAhead = 4;
   for (size_t i = 0; i < count; ++i) {
-    const float* entry = Find(keys[i]);
-    std::copy_n(entry, value_length_, out + i * value_length_);
+    if (i + kAhead < count) __builtin_prefetch(Entry(entries_[i + kAhead]));
+    std::copy_n(Entry(entries_[i]), value_length_, out + i * value_length_);
   }
 }
 
 void ParameterTable::Push(const ParameterKey* keys, size_t count, const float* gradient_sum,
                           uint32_t contributors) {
+  FindAll(keys, count);
+  constexpr size_t kAhead = 4;
   for (size_t i = 0; i < count; ++i) {
-    float* entry = Find(keys[i]);
+    if (i + kAhead < count) __builtin_prefetch(Entry(entries_[i + kAhead]), /*rw=*/1);
+    float* entry = Entry(entries_[i]);
     optimizer_.Update(entry, entry + value_length_, gradient_sum + i * value_length_, contributors,
                       value_length_);
   }
@@ -45,27 +57,28 @@ void ParameterTable::Push(const ParameterKey* keys, size_t count, const float* g
 
 uint64_t ParameterTable::Fingerprint() const {
   uint64_t sum = 0;
-  for (const auto& [key, offset] : index_) {
-    uint64_t entry = Mix64(key);
+  for (size_t e = 0; e < keys_.size(); ++e) {
+    uint64_t entry = Mix64(keys_[e]);
     for (uint32_t j = 0; j < value_length_; ++j) {
       uint32_t bits;
-      std::memcpy(&bits, &storage_[offset + j], sizeof(bits));
+      std::memcpy(&bits, &storage_[e * entry_length_ + j], sizeof(bits));
       entry = Mix64(entry ^ bits);
     }
-    sum += entry;  // addition commutes: the order of the hash map does not matter
+    sum += entry;  // addition commutes: the order keys were created in does not matter
   }
   return sum;
 }
 
 void ParameterTable::Export(std::vector<ParameterKey>* keys, std::vector<float>* entries) const {
-  keys->clear();
-  keys->reserve(index_.size());
-  for (const auto& [key, offset] : index_) keys->push_back(key);
-  // Sorted, so a checkpoint's bytes do not depend on the hash map's order.
-  std::sort(keys->begin(), keys->end());
-  entries->resize(keys->size() * entry_length_);
-  for (size_t i = 0; i < keys->size(); ++i) {
-    std::copy_n(storage_.data() + index_.at((*keys)[i]), entry_length_,
+  // Sorted, so a checkpoint's bytes do not depend on the order keys were created in.
+  std::vector<size_t> order(keys_.size());
+  for (size_t e = 0; e < order.size(); ++e) order[e] = e;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return keys_[a] < keys_[b]; });
+  keys->resize(order.size());
+  entries->resize(order.size() * entry_length_);
+  for (size_t i = 0; i < order.size(); ++i) {
+    (*keys)[i] = keys_[order[i]];
+    std::copy_n(storage_.data() + order[i] * entry_length_, entry_length_,
                 entries->data() + i * entry_length_);
   }
 }
@@ -77,10 +90,19 @@ void ParameterTable::Import(const std::vector<ParameterKey>& keys,
                                 " floats for " + std::to_string(keys.size()) + " entries of " +
                                 std::to_string(entry_length_));
   }
-  index_.clear();
-  index_.reserve(keys.size());
-  storage_.assign(entries.begin(), entries.begin() + keys.size() * entry_length_);
-  for (size_t i = 0; i < keys.size(); ++i) index_.emplace(keys[i], i * entry_length_);
+  index_.Clear();
+  index_.Reserve(keys.size());
+  keys_.clear();
+  storage_.clear();
+  for (size_t i = 0; i < keys.size(); ++i) {
+    bool added = false;
+    index_.FindOrAdd(keys[i], &added);
+    if (!added)
+      throw std::invalid_argument("parameter table: key " + std::to_string(keys[i]) +
+                                  " given twice");
+    keys_.push_back(keys[i]);
+  }
+  storage_.assign(entries.begin(), entries.end());
 }
 
 }  // namespace libra::train

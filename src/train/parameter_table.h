@@ -4,9 +4,9 @@
 #pragma once
 
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
+#include "train/key_index.h"
 #include "train/model.h"
 #include "train/optimizer.h"
 
@@ -17,7 +17,7 @@ class ParameterTable {
   ParameterTable(const Model& model, const Optimizer& optimizer);
 
   uint32_t value_length() const { return value_length_; }
-  size_t size() const { return index_.size(); }
+  size_t size() const { return keys_.size(); }
 
   // Copies the value_length() values of each of the `count` keys to `out`.
   void Pull(const ParameterKey* keys, size_t count, float* out);
@@ -37,14 +37,19 @@ class ParameterTable {
   void Import(const std::vector<ParameterKey>& keys, const std::vector<float>& entries);
 
  private:
-  float* Find(ParameterKey key);  // values, followed by the optimizer state
+  // Puts in entries_ the storage offset of each key (creating missing ones):
+  // values, followed by the optimizer state. Prefetches ahead.
+  void FindAll(const ParameterKey* keys, size_t count);
+  float* Entry(size_t offset) { return storage_.data() + offset; }
 
   const Model& model_;
   const Optimizer& optimizer_;
   uint32_t value_length_;
   uint32_t entry_length_;
-  std::unordered_map<ParameterKey, size_t> index_;  // key -> offset into storage_
-  std::vector<float> storage_;
+  KeyIndex index_;                  // key -> entry number
+  std::vector<ParameterKey> keys_;  // entry number -> key
+  std::vector<float> storage_;      // entry_length_ floats per entry, by entry number
+  std::vector<size_t> entries_;     // FindAll's answer
 };
 
 }  // namespace libra::train

@@ -109,6 +109,50 @@ TEST(ModelTest, BatchKeysAreSortedUniqueAndIncludeDenseKeys) {
   EXPECT_EQ(DenseIndexOf(ParameterKeyOf(5), 2), -1);
 }
 
+// Large enough for MakeBatch's bucketed sort, with keys repeated many times
+// (a hot key in every row) and rows picked out of order.
+TEST(ModelTest, LargeBatchesGiveEveryOccurrenceTheSlotOfItsKey) {
+  Dataset data;
+  uint64_t state = 7;
+  for (int r = 0; r < 3000; ++r) {
+    data.AddFeature(1, 1.0f, 0);  // in every row
+    for (uint32_t f = 1; f < 6; ++f) {
+      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+      data.AddFeature((state >> 33) % (f * 500) + f * 100000, 1.0f, f);
+    }
+    data.EndRow(r % 2);
+  }
+  std::vector<uint32_t> rows;
+  for (uint32_t r = 2999; r > 1000; r -= 3) rows.push_back(r);
+  Batch batch;
+  MakeBatch(data, rows, 3, &batch);
+
+  std::vector<ParameterKey> expected_keys;
+  for (uint32_t r : rows) {
+    for (uint64_t i = data.row_begin[r]; i < data.row_begin[r + 1]; ++i)
+      expected_keys.push_back(ParameterKeyOf(data.keys[i]));
+  }
+  const std::vector<ParameterKey> occurrences = expected_keys;
+  for (uint32_t i = 0; i < 3; ++i) expected_keys.push_back(DenseParameterKey(i));
+  std::sort(expected_keys.begin(), expected_keys.end());
+  expected_keys.erase(std::unique(expected_keys.begin(), expected_keys.end()), expected_keys.end());
+  EXPECT_EQ(batch.keys, expected_keys);
+  ASSERT_EQ(batch.slots.size(), occurrences.size());
+  for (size_t i = 0; i < occurrences.size(); ++i) {
+    ASSERT_EQ(batch.keys[batch.slots[i]], occurrences[i]) << "occurrence " << i;
+  }
+  for (uint32_t i = 0; i < 3; ++i)
+    EXPECT_EQ(batch.keys[batch.dense_slots[i]], DenseParameterKey(i));
+  EXPECT_EQ(batch.rows(), rows.size());
+  EXPECT_EQ(batch.row_begin.back(), occurrences.size());
+
+  // The same batch again, reusing the memory: the same result.
+  Batch again = batch;
+  MakeBatch(data, rows, 3, &again);
+  EXPECT_EQ(again.keys, batch.keys);
+  EXPECT_EQ(again.slots, batch.slots);
+}
+
 TEST(ModelTest, InitialValuesAreDeterministicAndBreakSymmetry) {
   auto fm = CreateModel({.kind = ModelKind::kFactorizationMachine, .embedding_dim = 4});
   float a[5], b[5], c[5];
