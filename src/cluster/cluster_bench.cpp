@@ -262,11 +262,10 @@ void WriteJson(const json& report, const fs::path& path) {
 }  // namespace
 
 std::vector<Workload> DefaultWorkloads() {
-  return {{"paper-30k", 0.85, 30000, 0},
-          {"paper-full", 0.85, 0, 0},
-          {"skewed-full", 1.3, 0, 0},
-          {"paper-paying", 0.85, 0, 0.5},
-          {"skewed-paying", 1.3, 0, 0.5}};
+  return {{"paper-30k", 0.85, 30000, 0},  {"paper-full", 0.85, 0, 0},
+          {"skewed-full", 1.3, 0, 0},     {"paper-paying", 0.85, 0, 0.5},
+          {"skewed-paying", 1.3, 0, 0.5}, {"steep-full", 1.6, 0, 0},
+          {"steep-paying", 1.6, 0, 0.5}};
 }
 
 int RunClusterBench(const ClusterBenchOptions& options, const std::string& self) {

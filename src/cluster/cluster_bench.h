@@ -27,8 +27,9 @@ struct Workload {
 
 // The workloads of the issue: the paper's calibration with 30,000 hot keys
 // and with the whole switch, and a highly skewed set with the whole switch;
-// and the two with the whole switch but only the keys at least half of the
-// workers push in an epoch ("paying").
+// a steeper one (skew 1.6) to show how the gain grows with skew; and each
+// with the whole switch but only the keys at least half of the workers push
+// in an epoch ("paying").
 std::vector<Workload> DefaultWorkloads();
 
 struct ClusterBenchOptions {

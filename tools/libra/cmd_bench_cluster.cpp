@@ -16,10 +16,11 @@ void AddBenchClusterCommand(CLI::App& bench, Runner& run) {
       ->capture_default_str();
   sub->add_option("--workloads", options->workloads,
                   "paper-30k (skew 0.85, 30,000 hot keys), paper-full (the whole switch), "
-                  "skewed-full (skew 1.3, the whole switch); paper-paying, skewed-paying: the "
-                  "whole switch, only keys that half of the workers push per epoch")
-      ->check(CLI::IsMember(
-          {"paper-30k", "paper-full", "skewed-full", "paper-paying", "skewed-paying"}))
+                  "skewed-full (skew 1.3, the whole switch), steep-full (skew 1.6, the whole "
+                  "switch); paper-paying, skewed-paying, steep-paying: the whole switch, only "
+                  "keys that half of the workers push per epoch")
+      ->check(CLI::IsMember({"paper-30k", "paper-full", "skewed-full", "paper-paying",
+                             "skewed-paying", "steep-full", "steep-paying"}))
       ->delimiter(',');
   sub->add_option("--models", options->models, "lr, fm, deepfm")
       ->check(CLI::IsMember({"lr", "fm", "deepfm"}))
