@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -13,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "cluster/netns_cluster.h"
@@ -91,6 +93,27 @@ struct Job {
 
 // One training run on a fresh cluster. Returns its measurements, or an
 // object with "error".
+// The overlap U of a Libra run (speedup_bound.h): the hot values the servers
+// received from the switch over the hot values one worker pushed, on average.
+// None for a run without the hot path.
+std::optional<double> HotOverlap(const json& report) {
+  double delivered = 0, pushed = 0;
+  int workers = 0;
+  for (const json& node : report.value("nodes", json::array())) {
+    const json hot = node.value("hot_path", json::object());
+    if (!hot.value("enabled", false)) continue;
+    if (node.value("role", "") == "server") {
+      delivered += hot.at("collector").at("written_values").get<double>();
+    } else if (node.value("role", "") == "worker" && hot.contains("hot_values_pushed")) {
+      pushed += hot.at("hot_values_pushed").get<double>();  // (only worker 0 reports it)
+      ++workers;
+    }
+  }
+  const int all_workers = report.at("config").at("workers").get<int>();
+  if (workers == 0 || pushed == 0) return std::nullopt;
+  return std::clamp(delivered / (pushed / workers), 1.0, double(all_workers));
+}
+
 json RunOnCluster(const Job& job, const ClusterBenchOptions& options, const std::string& self) {
   const train::TrainJobConfig& c = job.config;
   std::vector<std::string> hosts{"scheduler"};
@@ -190,6 +213,7 @@ json RunOnCluster(const Job& job, const ClusterBenchOptions& options, const std:
     result["epochs"] = report.at("epochs");
     result["final"] = report.at("final");
     result["model_fingerprint"] = report.at("model_fingerprint");
+    if (const auto overlap = HotOverlap(report)) result["hot_overlap"] = *overlap;
   } catch (const std::exception& e) {
     result["error"] = std::string("cannot read the report ") + c.json_path + ": " + e.what();
   }
@@ -224,9 +248,9 @@ double TotalCpuShare(const json& run) {
 }
 
 void PrintHeader() {
-  std::printf("\n%-12s %-6s %2s %2s | %9s %9s %7s %6s %6s | %15s %15s | %9s | %5s\n", "workload",
-              "model", "N", "M", "plain/s", "libra/s", "speedup", "bound", "ratio",
-              "srv in MB p->l", "srv out MB p->l", "cpu p/l", "qual=");
+  std::printf("\n%-12s %-6s %2s %2s | %9s %9s %7s %6s %6s %6s | %15s %15s | %9s | %5s\n",
+              "workload", "model", "N", "M", "plain/s", "libra/s", "speedup", "bound", "ratio",
+              "U-bnd", "srv in MB p->l", "srv out MB p->l", "cpu p/l", "qual=");
 }
 
 void PrintRow(const json& r) {
@@ -241,11 +265,13 @@ void PrintRow(const json& r) {
   std::snprintf(in, sizeof(in), "%.1f->%.1f", pin / 1e6, lin / 1e6);
   std::snprintf(out, sizeof(out), "%.1f->%.1f", pout / 1e6, lout / 1e6);
   std::snprintf(cpu, sizeof(cpu), "%.2f/%.2f", TotalCpuShare(plain), TotalCpuShare(libra));
-  std::printf("%-12s %-6s %2d %2d | %9.0f %9.0f %7.2f %6.2f %6.2f | %15s %15s | %9s | %5s\n",
+  const json& overlap_bound = r.value("bound_with_overlap", json::object());
+  std::printf("%-12s %-6s %2d %2d | %9.0f %9.0f %7.2f %6.2f %6.2f %6.2f | %15s %15s | %9s | %5s\n",
               r["workload"].get<std::string>().c_str(), r["model"].get<std::string>().c_str(),
               r["workers"].get<int>(), r["servers"].get<int>(), number(plain, "samples_per_second"),
               number(libra, "samples_per_second"), number(r, "speedup"),
-              number(r["bound"], "speedup"), number(r, "speedup_over_bound"), in, out, cpu,
+              number(r["bound"], "speedup"), number(r, "speedup_over_bound"),
+              number(overlap_bound, "speedup"), in, out, cpu,
               r.value("same_quality", false) ? "yes" : "NO");
   std::fflush(stdout);
 }
@@ -400,6 +426,14 @@ int RunClusterBench(const ClusterBenchOptions& options, const std::string& self)
                                    plain["samples_per_second"].get<double>();
             r["speedup"] = speedup;
             r["speedup_over_bound"] = speedup / bound.speedup;
+            if (libra.contains("hot_overlap")) {
+              const double overlap = libra["hot_overlap"].get<double>();
+              const SpeedupBound with_overlap =
+                  PredictSpeedup(n, m, found.hot_update_share(), overlap);
+              r["bound_with_overlap"] = {{"overlap", overlap},
+                                         {"libra_link_units", with_overlap.libra_link_units},
+                                         {"speedup", with_overlap.speedup}};
+            }
             // The switch sums in fixed point (2^-F per value), so the models
             // agree to that precision rather than bit for bit.
             const double loss_gap = std::abs(plain["final"]["test_log_loss"].get<double>() -

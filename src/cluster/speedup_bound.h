@@ -12,6 +12,13 @@
 // its busiest link:
 //
 //   bound = max(N / M, 1) / max(((1 - h) N + h) / M, 1)
+//
+// "At best" assumes every worker pushes the same hot keys, so that their sum
+// is no larger than one worker's push. The overlap U says how far from that a
+// run was: the hot values the switch handed the servers in an epoch, over
+// one worker's hot values in it (1 when all workers push the same hot keys,
+// N when no two do). The server's link then carries ((1 - h) N + h U) / M;
+// with U = 1 this is the bound above.
 #pragma once
 
 namespace libra::cluster {
@@ -22,7 +29,8 @@ struct SpeedupBound {
   double speedup = 1;           // their ratio
 };
 
-// `hot_share` is h in [0, 1]. Throws std::invalid_argument for bad input.
-SpeedupBound PredictSpeedup(int workers, int servers, double hot_share);
+// `hot_share` is h in [0, 1], `overlap` U in [1, workers]. Throws
+// std::invalid_argument for bad input.
+SpeedupBound PredictSpeedup(int workers, int servers, double hot_share, double overlap = 1);
 
 }  // namespace libra::cluster

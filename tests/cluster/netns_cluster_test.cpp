@@ -101,6 +101,12 @@ TEST(ClusterBenchTest, TrainsPlainAndLibraOnTheClusterAndCleansUp) {
   const auto& c = report["configurations"][0];
   EXPECT_GT(c["speedup"].get<double>(), 0.0);
   EXPECT_GE(c["bound"]["speedup"].get<double>(), 1.0);
+  // The measured overlap lies in [1, N] and can only lower the bound.
+  const double overlap = c["bound_with_overlap"]["overlap"].get<double>();
+  EXPECT_GE(overlap, 1.0);
+  EXPECT_LE(overlap, 2.0);
+  EXPECT_LE(c["bound_with_overlap"]["speedup"].get<double>(),
+            c["bound"]["speedup"].get<double>() + 1e-9);
   EXPECT_TRUE(c["same_quality"].get<bool>()) << c.dump();
   for (const char* run : {"plain", "libra"}) {
     EXPECT_EQ(c[run]["status"], 0);
