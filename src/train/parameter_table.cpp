@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 
@@ -72,7 +73,7 @@ uint64_t ParameterTable::Fingerprint() const {
 void ParameterTable::Export(std::vector<ParameterKey>* keys, std::vector<float>* entries) const {
   // Sorted, so a checkpoint's bytes do not depend on the order keys were created in.
   std::vector<size_t> order(keys_.size());
-  for (size_t e = 0; e < order.size(); ++e) order[e] = e;
+  std::iota(order.begin(), order.end(), size_t{0});
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return keys_[a] < keys_[b]; });
   keys->resize(order.size());
   entries->resize(order.size() * entry_length_);
