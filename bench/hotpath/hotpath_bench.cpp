@@ -50,14 +50,14 @@ BENCHMARK(BM_PackPush)->Arg(3000)->Arg(30000);
 void BM_ReplicaApply(benchmark::State& state) {
   const hot::HotSet set = MakeHotSet(30000);
   HotReplica replica(set);
-  std::vector<wire::Slot> slots(kArrays);
-  for (std::uint32_t j = 0; j < kArrays; ++j) slots[j] = {true, false, j % 64, 0x3f800000u};
+  std::vector<wire::CellValue> cells(kArrays);
+  for (std::uint32_t j = 0; j < kArrays; ++j) cells[j] = {j, j % 64, 0x3f800000u};
   // Streams of 100 packets, the last flagged LAST, epoch after epoch.
   wire::Header header;
   header.type = wire::MessageType::kReplica;
   for (auto _ : state) {
     header.flags = header.seq == 99 ? wire::kFlagLast : 0;
-    benchmark::DoNotOptimize(replica.Apply(header, slots));
+    benchmark::DoNotOptimize(replica.Apply(header, cells));
     if (++header.seq == 100) {
       header.seq = 0;
       ++header.epoch;

@@ -2,7 +2,7 @@
 // workers, servers and the switch exchange. See docs/protocol.md.
 //
 // All fields are big-endian on the wire. A message is a fixed 20-byte header
-// followed by `slot_count` slots of 8 bytes:
+// followed by a payload whose kind the message type decides:
 //
 //   0       1       2               4                               8
 //   +-------+-------+---------------+-------------------------------+
@@ -10,25 +10,37 @@
 //   +-------+-------+---------------+-------------------------------+
 //   |    node_id    |  slot_count   |             epoch             |
 //   +---------------+---------------+-------------------------------+
-//   |              seq              |  slot 0 ... slot_count-1
+//   |              seq              |  payload ...
 //   +-------------------------------+
+//
+// Slots (DATA, COLLECT; the other requests carry none): `slot_count` slots
+// of 8 bytes,
 //
 //   slot: | V | S | cell index (30 bits) |  value (32 bits)  |
 //
-// Slot j of a packet addresses register array j of the switch. V says the
-// slot carries a value (a packer may leave holes); S is set by the switch in
-// RESULT when the cell saturated. `value` holds float32 bits in DATA, RESULT,
-// UPDATE and REPLICA and is zero in COLLECT.
+// where slot j addresses register array j of the switch. V says the slot
+// carries a value (a packer may leave holes).
 //
-// RESULT is the one compacted message: it carries only the asked cells that
-// some worker wrote in the epoch, in slot order, and each slot's index field
-// names the COLLECT slot j (the register array) it answers instead of a cell.
-// UPDATE (and so REPLICA) carries the values the server changed in the
-// epoch; seq numbers the epoch's UPDATE packets from 0 and the last one has
-// the LAST flag, so a worker knows when it has them all.
+// RESULT: the sums of the asked cells that some worker wrote in the epoch,
+// 4 bytes each. A 64-bit written mask says which COLLECT slots j (register
+// arrays) they answer, in increasing j; when the header has the SATURATED
+// flag, a second 64-bit mask says which of those saturated. No mask when
+// slot_count (the number of values) is 0.
+//
+//   | written mask (64) | [saturated mask (64)] | value | value | ...
+//
+// UPDATE and REPLICA: new float32 parameter values of hot cells, as row
+// blocks. A block names a row r (cell r of every register array) and a
+// 64-bit mask of the arrays j whose cell r follows, 4 bytes each, in
+// increasing j; slot_count is the number of values in all blocks.
+//
+//   block: | row (32) | array mask (64) | value | value | ...
+//
+// seq numbers an epoch's UPDATE packets from 0 and the last one has the LAST
+// flag, so a worker knows when it has them all.
 //
 // Decoding never reads out of bounds and rejects, with a reason, any buffer
-// whose length is not exactly the header plus `slot_count` slots.
+// whose length does not match the payload its header announces.
 #pragma once
 
 #include <array>
@@ -39,13 +51,21 @@
 
 namespace libra::wire {
 
-// 2: compacted RESULT, UPDATE streams with LAST (1: every cell every epoch).
-inline constexpr std::uint8_t kVersion = 2;
+// 3: RESULT as a written mask and 4-byte values, UPDATE/REPLICA as row
+// blocks (2: 8-byte (cell, value) slots in every message; 1: RESULT answered
+// every cell and UPDATE published every hot value in every epoch).
+inline constexpr std::uint8_t kVersion = 3;
 inline constexpr std::size_t kHeaderBytes = 20;
 inline constexpr std::size_t kSlotBytes = 8;
+inline constexpr std::size_t kValueBytes = 4;
+inline constexpr std::size_t kMaskBytes = 8;
+inline constexpr std::size_t kRowBlockHeaderBytes = 4 + kMaskBytes;
 // Upper bound of the format; a job's slots per packet P is at most this.
 inline constexpr std::size_t kMaxSlots = 64;
 inline constexpr std::size_t kMaxMessageBytes = kHeaderBytes + kMaxSlots * kSlotBytes;
+// The most values an UPDATE can carry: one row block filling the message.
+inline constexpr std::size_t kMaxUpdateValues =
+    (kMaxMessageBytes - kHeaderBytes - kRowBlockHeaderBytes) / kValueBytes;
 
 enum class MessageType : std::uint8_t {
   kData = 1,        // worker -> switch: gradient values of one epoch
@@ -61,15 +81,24 @@ enum class MessageType : std::uint8_t {
 };
 inline constexpr std::uint8_t kLastMessageType = 10;
 
+// What follows the header.
+enum class Payload : std::uint8_t {
+  kSlots,      // slot_count 8-byte slots
+  kResult,     // written mask, saturated mask if flagged, slot_count values
+  kRowBlocks,  // row blocks holding slot_count values in all
+};
+Payload PayloadOf(MessageType type);
+
 std::string_view MessageTypeName(MessageType type);
 
 // Header flag bits.
 inline constexpr std::uint16_t kFlagRetransmission = 1 << 0;  // sender: this is a resend
-inline constexpr std::uint16_t kFlagSaturated = 1 << 1;       // RESULT: some slot saturated
-inline constexpr std::uint16_t kFlagDuplicate = 1 << 2;       // ACK: DATA/FIN seen before
-inline constexpr std::uint16_t kFlagFin = 1 << 3;             // ACK: acknowledges a FIN
-inline constexpr std::uint16_t kFlagNotReady = 1 << 4;        // RESULT: epoch not complete
-inline constexpr std::uint16_t kFlagLast = 1 << 5;  // UPDATE/REPLICA: the epoch's last packet
+// RESULT: some value saturated; the saturated mask follows the written mask.
+inline constexpr std::uint16_t kFlagSaturated = 1 << 1;
+inline constexpr std::uint16_t kFlagDuplicate = 1 << 2;  // ACK: DATA/FIN seen before
+inline constexpr std::uint16_t kFlagFin = 1 << 3;        // ACK: acknowledges a FIN
+inline constexpr std::uint16_t kFlagNotReady = 1 << 4;   // RESULT: epoch not complete
+inline constexpr std::uint16_t kFlagLast = 1 << 5;       // UPDATE/REPLICA: the epoch's last packet
 // COLLECT: slot 0 names a row; read that cell of every register array.
 inline constexpr std::uint16_t kFlagRow = 1 << 6;
 
@@ -90,10 +119,20 @@ struct Header {
   std::uint32_t seq = 0;
 };
 
+// A slot of DATA or COLLECT, or one value of a RESULT (decoded as a slot
+// whose index is the COLLECT slot j it answers).
 struct Slot {
   bool valid = false;
   bool saturated = false;
   std::uint32_t index = 0;  // cell index in register array j (< 2^30); RESULT: j
+  std::uint32_t value = 0;  // float32 bits
+};
+
+// One value of an UPDATE or REPLICA: cell `index` (the row) of register
+// array `array`.
+struct CellValue {
+  std::uint32_t array = 0;
+  std::uint32_t index = 0;
   std::uint32_t value = 0;  // float32 bits
 };
 
@@ -103,7 +142,10 @@ inline constexpr std::uint32_t kSlotIndexMask = (1u << 30) - 1;
 
 struct Message {
   Header header;
-  std::array<Slot, kMaxSlots> slots;  // the first header.slot_count are meaningful
+  // Slots and RESULT: the first header.slot_count are meaningful.
+  std::array<Slot, kMaxSlots> slots;
+  // UPDATE and REPLICA: the first header.slot_count, in the packet's order.
+  std::array<CellValue, kMaxUpdateValues> cells;
 };
 
 enum class DecodeError : std::uint8_t {
@@ -112,24 +154,44 @@ enum class DecodeError : std::uint8_t {
   kOversized,     // bytes after the last slot
   kBadVersion,    // version is not kVersion
   kUnknownType,   // type is not a MessageType
-  kTooManySlots,  // slot_count > kMaxSlots
+  kTooManySlots,  // slot_count > kMaxSlots (kMaxUpdateValues in an UPDATE)
+  kBadPayload,    // a mask or row block that contradicts the header or the format
 };
 std::string_view DecodeErrorName(DecodeError error);
 
-// Bytes an encoded message with `slot_count` slots occupies.
+// Bytes an encoded message of slot payload with `slot_count` slots occupies.
 constexpr std::size_t EncodedSize(std::size_t slot_count) {
   return kHeaderBytes + slot_count * kSlotBytes;
 }
+// Bytes a RESULT with `values` values occupies.
+constexpr std::size_t ResultSize(std::size_t values, bool saturated) {
+  return values == 0 ? kHeaderBytes
+                     : kHeaderBytes + kMaskBytes * (saturated ? 2 : 1) + values * kValueBytes;
+}
 
-// Writes `header` and the first header.slot_count of `slots` into `out`.
-// Returns the number of bytes written, or 0 if `out` is too small or
-// slot_count > kMaxSlots.
+// Writes `header` and the first header.slot_count of `slots` into `out`:
+// slots for a slot-payload type; for RESULT, the slots are the written
+// values, valid, with strictly increasing index j < kMaxSlots (the SATURATED
+// flag is added when a slot is saturated). Returns the number of bytes
+// written, or 0 if `out` is too small, slot_count > kMaxSlots, a RESULT's
+// slots break that rule, or the type carries row blocks.
 std::size_t Encode(const Header& header, std::span<const Slot> slots, std::span<std::uint8_t> out);
 
-// Reads the header only (the slots are not examined beyond the length check).
+// Writes an UPDATE or REPLICA: `header` (slot_count is set to cells.size())
+// and `cells` as row blocks, one per run of cells with the same row; cells
+// must be sorted by (index, array) without repeats. Returns the bytes
+// written, or 0 if they do not fit `out` or kMaxMessageBytes, a cell is out
+// of the format's range, or the order is broken.
+std::size_t EncodeUpdate(const Header& header, std::span<const CellValue> cells,
+                         std::span<std::uint8_t> out);
+// The bytes EncodeUpdate writes for cells sorted as it requires.
+std::size_t UpdateSize(std::span<const CellValue> cells);
+
+// Reads the header and checks that the length matches the payload it
+// announces (masks and row blocks are walked; values are not read).
 DecodeError DecodeHeader(std::span<const std::uint8_t> in, Header* header);
 
-// Reads the header and every slot.
+// Reads the header and the whole payload.
 DecodeError Decode(std::span<const std::uint8_t> in, Message* message);
 
 // Big-endian accessors used by the codec and by the switch's parser.

@@ -16,6 +16,8 @@ std::string_view DropReasonName(DropReason reason) {
       return "unknown_type";
     case DropReason::kTooManySlots:
       return "too_many_slots";
+    case DropReason::kBadPayload:
+      return "bad_payload";
     case DropReason::kNoJob:
       return "no_job";
     case DropReason::kWrongJob:

@@ -15,6 +15,7 @@ enum class DropReason : std::uint8_t {
   kBadVersion,
   kUnknownType,
   kTooManySlots,  // more slots than the wire format or the job's P
+  kBadPayload,    // masks or row blocks that contradict the header
   kNoJob,
   kWrongJob,
   kUnknownPeer,     // source address is not a worker or server of the job

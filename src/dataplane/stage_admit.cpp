@@ -7,17 +7,21 @@ using wire::MessageType;
 
 // The path table: (message type, sender role) -> path. Pairs not listed are
 // messages the switch never receives from that sender (kDrop).
+// `max_slots`: how many slots the message may carry (none, the job's P), or
+// kAnyCount for a payload of other things than slots.
+enum class SlotLimit : std::uint8_t { kNone, kJobSlots, kAnyCount };
 struct PathEntry {
   MessageType type;
   PeerRole role;
   Path path;
-  bool carries_slots;
+  SlotLimit max_slots;
 };
 constexpr PathEntry kPathTable[] = {
-    {MessageType::kData, PeerRole::kWorker, Path::kData, true},
-    {MessageType::kFin, PeerRole::kWorker, Path::kFin, false},
-    {MessageType::kCollect, PeerRole::kServer, Path::kCollect, true},
-    {MessageType::kUpdate, PeerRole::kServer, Path::kUpdate, true},
+    {MessageType::kData, PeerRole::kWorker, Path::kData, SlotLimit::kJobSlots},
+    {MessageType::kFin, PeerRole::kWorker, Path::kFin, SlotLimit::kNone},
+    {MessageType::kCollect, PeerRole::kServer, Path::kCollect, SlotLimit::kJobSlots},
+    // slot_count of an UPDATE counts the values of its row blocks.
+    {MessageType::kUpdate, PeerRole::kServer, Path::kUpdate, SlotLimit::kAnyCount},
 };
 
 const PathEntry* MatchPath(MessageType type, PeerRole role) {
@@ -63,13 +67,16 @@ Path AdmitStage(PacketContext& ctx, PipelineState& state) {
   if (header.epoch > kMaxEpoch) [[unlikely]]
     return Drop(DropReason::kEpochOutOfRange, state);
 
-  const std::size_t max_slots = entry->carries_slots ? state.slots_per_packet : 0;
-  if (header.slot_count > max_slots) [[unlikely]]
+  // An UPDATE's row blocks are not slots: nothing below looks at them.
+  const std::size_t slots = entry->max_slots == SlotLimit::kAnyCount ? 0 : header.slot_count;
+  const std::size_t max_slots =
+      entry->max_slots == SlotLimit::kJobSlots ? state.slots_per_packet : 0;
+  if (slots > max_slots) [[unlikely]]
     return Drop(DropReason::kTooManySlots, state);
   // One pass over all slots without a branch per slot: which indices are out
   // of range, masked by the valid ones (an invalid slot's index means nothing).
   const std::uint64_t out_of_range =
-      SlotsOutOfRange(ctx.index.data(), header.slot_count, state.cells_per_array);
+      SlotsOutOfRange(ctx.index.data(), slots, state.cells_per_array);
   if ((out_of_range & ctx.valid_slots) != 0) [[unlikely]] {
     return Drop(DropReason::kCellIndexOutOfRange, state);
   }

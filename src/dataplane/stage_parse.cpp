@@ -16,6 +16,8 @@ DropReason ReasonFor(wire::DecodeError error) {
       return DropReason::kBadVersion;
     case wire::DecodeError::kUnknownType:
       return DropReason::kUnknownType;
+    case wire::DecodeError::kBadPayload:
+      return DropReason::kBadPayload;
     case wire::DecodeError::kTooManySlots:
     case wire::DecodeError::kNone:
       break;
@@ -57,13 +59,20 @@ LIBRA_SLOT_KERNEL std::uint64_t SplitKeys(std::size_t count, std::uint32_t* __re
 }  // namespace
 
 bool ParseStage(std::span<const std::uint8_t> bytes, PacketContext& ctx, PipelineState& state) {
-  // The header decoder checks that the length is exactly header + slots.
+  // The header decoder checks that the length is exactly what the header
+  // announces.
   const wire::DecodeError error = wire::DecodeHeader(bytes, &ctx.header);
   if (error != wire::DecodeError::kNone) [[unlikely]] {
     state.counters.Count(ReasonFor(error));
     return false;
   }
   ctx.bytes = bytes;
+  if (wire::PayloadOf(ctx.header.type) != wire::Payload::kSlots) {
+    // RESULT is never received; UPDATE's row blocks are replicated as they
+    // are, never read (a P4 parser would stop after the header).
+    ctx.valid_slots = 0;
+    return true;
+  }
   LoadSlots(bytes.data() + wire::kHeaderBytes, ctx.header.slot_count, ctx.index.data(),
             ctx.value.data());
   ctx.valid_slots = SplitKeys(ctx.header.slot_count, ctx.index.data());

@@ -1,5 +1,6 @@
 #include "hotpath/hot_packets.h"
 
+#include <algorithm>
 #include <bit>
 #include <stdexcept>
 #include <string>
@@ -82,6 +83,48 @@ PackedValues PackHotValues(const hot::HotSet& hot_set, hot::LayoutAwarePacker& p
         packet_header, std::span<const wire::Slot>(wire_slots.data(), used), packet.bytes));
   }
   return out;
+}
+
+std::vector<EncodedPacket> PackUpdate(const hot::HotSet& hot_set, const wire::Header& header,
+                                      std::span<const hot::Key> keys,
+                                      std::span<const std::uint32_t> first_value,
+                                      std::span<const float> vals) {
+  std::vector<wire::CellValue> cells;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const std::span<const hot::CellAddress> addresses = hot_set.CellsOf(hot_set.Find(keys[i]));
+    for (std::size_t v = 0; v < addresses.size(); ++v) {
+      cells.push_back(wire::CellValue{addresses[v].array, addresses[v].index,
+                                      std::bit_cast<std::uint32_t>(vals[first_value[i] + v])});
+    }
+  }
+  // By row, so that the values of one row share one block header.
+  std::sort(cells.begin(), cells.end(), [](const wire::CellValue& a, const wire::CellValue& b) {
+    return a.index != b.index ? a.index < b.index : a.array < b.array;
+  });
+
+  std::vector<EncodedPacket> packets;
+  wire::Header packet_header = header;
+  std::size_t begin = 0;
+  while (begin < cells.size()) {
+    // As many cells as fit: a new row costs its block header, a value 4 bytes.
+    std::size_t end = begin;
+    std::size_t size = wire::kHeaderBytes;
+    while (end < cells.size() && end - begin < wire::kMaxUpdateValues) {
+      const bool new_row = end == begin || cells[end].index != cells[end - 1].index;
+      const std::size_t grown =
+          size + (new_row ? wire::kRowBlockHeaderBytes : 0) + wire::kValueBytes;
+      if (grown > wire::kMaxMessageBytes) break;
+      size = grown;
+      ++end;
+    }
+    packet_header.seq = static_cast<std::uint32_t>(packets.size());
+    EncodedPacket& packet = packets.emplace_back();
+    packet.length = static_cast<std::uint16_t>(wire::EncodeUpdate(
+        packet_header, std::span<const wire::CellValue>(cells.data() + begin, end - begin),
+        packet.bytes));
+    begin = end;
+  }
+  return packets;
 }
 
 }  // namespace libra::hotpath

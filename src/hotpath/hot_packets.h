@@ -1,7 +1,7 @@
 // Turning hot values into wire packets, the one place where the hot set,
-// the layout-aware packer and the wire format meet. DATA (worker gradients),
-// COLLECT (server reads, values zero) and UPDATE (server parameters) are all
-// built here, so all three respect the rule that slot j addresses array j.
+// the layout-aware packer and the wire format meet. DATA (worker gradients)
+// and COLLECT (server reads, values zero) respect the rule that slot j
+// addresses array j; UPDATE (server parameters) carries row blocks.
 #pragma once
 
 #include <array>
@@ -51,5 +51,14 @@ std::vector<std::uint32_t> CheckHotValues(const hot::HotSet& hot_set,
 PackedValues PackHotValues(const hot::HotSet& hot_set, hot::LayoutAwarePacker& packer,
                            const wire::Header& header, std::span<const hot::Key> keys,
                            std::span<const std::uint32_t> first_value, std::span<const float> vals);
+
+// The values of hot `keys` (offsets from CheckHotValues) as UPDATE packets
+// with `header`'s fields and seq = packet number from 0: their cells sorted
+// by row, each packet as full as kMaxMessageBytes allows. Empty keys: no
+// packets.
+std::vector<EncodedPacket> PackUpdate(const hot::HotSet& hot_set, const wire::Header& header,
+                                      std::span<const hot::Key> keys,
+                                      std::span<const std::uint32_t> first_value,
+                                      std::span<const float> vals);
 
 }  // namespace libra::hotpath

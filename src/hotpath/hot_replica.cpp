@@ -41,7 +41,7 @@ bool HotReplica::Store(std::uint64_t value_index, std::uint32_t tag, float value
 }
 
 HotReplica::ApplyResult HotReplica::Apply(const wire::Header& header,
-                                          std::span<const wire::Slot> slots) {
+                                          std::span<const wire::CellValue> cells) {
   ApplyResult result;
   const std::uint32_t epoch = header.epoch;
   const bool last = (header.flags & wire::kFlagLast) != 0;
@@ -73,19 +73,16 @@ HotReplica::ApplyResult HotReplica::Apply(const wire::Header& header,
   }
 
   const std::uint32_t num_arrays = hot_set_.layout().num_arrays;
-  for (std::size_t j = 0; j < slots.size(); ++j) {
-    const wire::Slot& slot = slots[j];
-    if (!slot.valid) continue;
-    const auto owner =
-        j < num_arrays
-            ? hot_set_.OwnerOf(hot::CellAddress{static_cast<std::uint32_t>(j), slot.index})
-            : std::nullopt;
+  for (const wire::CellValue& cell : cells) {
+    const auto owner = cell.array < num_arrays
+                           ? hot_set_.OwnerOf(hot::CellAddress{cell.array, cell.index})
+                           : std::nullopt;
     if (!owner || owner_[owner->key_index] != header.node_id) {
       ++result.unknown;
       continue;
     }
     const bool advanced = Store(first_value_[owner->key_index] + owner->offset, epoch + 1,
-                                std::bit_cast<float>(slot.value));
+                                std::bit_cast<float>(cell.value));
     advanced ? ++result.advanced : ++result.stale;
   }
   newest_ = std::max(newest_.value_or(epoch), epoch);

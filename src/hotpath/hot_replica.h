@@ -38,14 +38,14 @@ class HotReplica {
   struct ApplyResult {
     std::uint32_t advanced = 0;          // cells that took the value
     std::uint32_t stale = 0;             // cells that already held this epoch or a newer one
-    std::uint32_t unknown = 0;           // slots naming a cell that holds no value of this server
+    std::uint32_t unknown = 0;           // values naming a cell that holds no value of this server
     bool rejected = false;               // not a packet of any stream this replica expects
     std::uint32_t epochs_completed = 0;  // (server, epoch) streams this completed
   };
   // One REPLICA packet: header.node_id is the server, header.seq the
   // packet's number in its epoch's stream, kFlagLast marks the last one;
-  // slot j addresses array j.
-  ApplyResult Apply(const wire::Header& header, std::span<const wire::Slot> slots);
+  // `cells` its values.
+  ApplyResult Apply(const wire::Header& header, std::span<const wire::CellValue> cells);
   // Values of hot `keys`, vals key after key, as of `epoch` (a repair); a
   // server all of whose keys are given is complete up to `epoch`.
   ApplyResult ApplyKeys(std::uint32_t epoch, std::span<const hot::Key> keys,

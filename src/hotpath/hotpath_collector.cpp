@@ -46,7 +46,6 @@ struct HotCollector::Impl {
         options(Checked(options_in, *hot_set)),
         socket(options.local),
         owned_keys(SortedOwnedKeys(*hot_set, owned)),
-        packer(hot_set->layout().num_arrays),
         out(socket.fd(), options.switch_address, kBatch),
         next_epoch(options.first_epoch),
         last_poll(Clock::now()),
@@ -64,7 +63,10 @@ struct HotCollector::Impl {
     header.job_id = options.job_id;
     header.node_id = options.server_id;
     if (options.collect_by_row) by_row = PlanRows(header);
-    if (!by_row) plan = PackHotValues(*hot_set, packer, header, owned_keys, first_value, {});
+    if (!by_row) {
+      hot::LayoutAwarePacker packer(hot_set->layout().num_arrays);
+      plan = PackHotValues(*hot_set, packer, header, owned_keys, first_value, {});
+    }
     io = std::thread([this] { Run(); });
   }
 
@@ -125,13 +127,11 @@ struct HotCollector::Impl {
   std::vector<std::uint32_t> first_value;
   std::vector<std::size_t> key_of_value;
   std::uint32_t num_values = 0;
-  hot::LayoutAwarePacker packer;  // used under publish_mutex after construction
   PackedValues plan;
   // COLLECT by row (one header and one slot per row of cells this server
   // owns whole) instead of one slot per cell; see PlanRows.
   bool by_row = false;
 
-  std::mutex publish_mutex;
   mutable std::mutex mutex;
   SendBatch out;
   bool stopping = false;
@@ -543,29 +543,25 @@ void HotCollector::PublishUpdate(std::uint32_t epoch, std::span<const hot::Key> 
   header.job_id = impl.options.job_id;
   header.node_id = impl.options.server_id;
   header.epoch = epoch;
-  PackedValues packed;
-  {
-    std::lock_guard lock(impl.publish_mutex);
-    packed = PackHotValues(*impl.hot_set, impl.packer, header, keys, first_value, vals);
-  }
-  if (packed.packets.empty()) {
+  std::vector<EncodedPacket> packets = PackUpdate(*impl.hot_set, header, keys, first_value, vals);
+  if (packets.empty()) {
     // Nothing changed: one empty UPDATE still tells the workers the epoch is done.
     EncodedPacket empty;
-    empty.length = static_cast<std::uint16_t>(wire::Encode(header, {}, empty.bytes));
-    packed.packets.push_back(empty);
+    empty.length = static_cast<std::uint16_t>(wire::EncodeUpdate(header, {}, empty.bytes));
+    packets.push_back(empty);
   }
-  packed.packets.back().SetFlags(wire::kFlagLast);
+  packets.back().SetFlags(wire::kFlagLast);
   {
     std::lock_guard lock(impl.mutex);
-    for (const EncodedPacket& packet : packed.packets) {
+    for (const EncodedPacket& packet : packets) {
       Impl::PendingUpdate update;
       update.packet = packet;
-      update.flags = &packet == &packed.packets.back() ? wire::kFlagLast : 0;
+      update.flags = &packet == &packets.back() ? wire::kFlagLast : 0;
       update.epoch = epoch;
       update.seq = wire::LoadBig32(&packet.bytes[16]);
       impl.updates.push_back(update);
     }
-    impl.counters.update_packets += packed.packets.size();
+    impl.counters.update_packets += packets.size();
   }
   impl.socket.Wake();
 }

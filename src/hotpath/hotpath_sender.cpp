@@ -260,7 +260,7 @@ void HotSender::Impl::HandleAck(const wire::Header& ack) {
 void HotSender::Impl::HandleReplica(const wire::Message& message) {
   ++counters.replica_packets;
   const HotReplica::ApplyResult result =
-      replica.Apply(message.header, std::span(message.slots.data(), message.header.slot_count));
+      replica.Apply(message.header, std::span(message.cells.data(), message.header.slot_count));
   counters.replica_values += result.advanced;
   counters.stale_replica_values += result.stale;
   counters.replica_epochs += result.epochs_completed;

@@ -45,6 +45,7 @@ SwitchJob MakeJob() {
 struct Reply {
   UdpEndpoint to;
   wire::Message message;
+  std::vector<std::uint8_t> bytes;
   const wire::Header& header() const { return message.header; }
 };
 
@@ -74,6 +75,22 @@ std::vector<std::uint8_t> Packet(MessageType type, int node, std::uint32_t epoch
   header.slot_count = slot_count;
   std::vector<std::uint8_t> bytes(wire::EncodedSize(slot_count));
   EXPECT_EQ(wire::Encode(header, slots, bytes), bytes.size());
+  return bytes;
+}
+
+// An UPDATE of server `node` carrying `cells` (sorted by row, then array).
+std::vector<std::uint8_t> UpdatePacket(int node, std::uint32_t epoch, std::uint32_t seq,
+                                       const std::vector<wire::CellValue>& cells,
+                                       std::uint16_t flags = 0) {
+  wire::Header header;
+  header.type = MessageType::kUpdate;
+  header.job_id = kJob;
+  header.node_id = static_cast<std::uint16_t>(node);
+  header.epoch = epoch;
+  header.seq = seq;
+  header.flags = flags;
+  std::vector<std::uint8_t> bytes(wire::UpdateSize(cells));
+  EXPECT_EQ(wire::EncodeUpdate(header, cells, bytes), bytes.size());
   return bytes;
 }
 
@@ -114,7 +131,8 @@ class ProgramTest : public ::testing::Test {
     program_.Process(bytes, from, out);
     std::vector<Reply> replies;
     for (std::size_t i = 0; i < out.size(); ++i) {
-      Reply reply{out[i].destination, {}};
+      Reply reply{out[i].destination, {}, {}};
+      reply.bytes.assign(out[i].payload().begin(), out[i].payload().end());
       EXPECT_EQ(wire::Decode(out[i].payload(), &reply.message), wire::DecodeError::kNone);
       replies.push_back(reply);
     }
@@ -467,9 +485,10 @@ TEST_F(ProgramTest, RandomEpochMatchesReferenceSums) {
 }
 
 TEST_F(ProgramTest, UpdateIsReplicatedToEveryWorkerAndAckedToItsServer) {
-  const auto replicas = Send(Packet(MessageType::kUpdate, 1, 3, 12, {{0, 4, 0.25f}, {2, 8, -1.0f}},
-                                    0, kJob, wire::kFlagLast),
-                             ServerAddress(1));
+  const std::vector<wire::CellValue> cells = {
+      {0, 4, Bits(0.25f)}, {2, 4, Bits(-1.0f)}, {1, 8, Bits(3.0f)}};
+  const std::vector<std::uint8_t> update = UpdatePacket(1, 3, 12, cells, wire::kFlagLast);
+  const auto replicas = Send(update, ServerAddress(1));
   ASSERT_EQ(replicas.size(), static_cast<std::size_t>(kWorkers) + 1);
   const Reply& ack = replicas.back();
   EXPECT_EQ(ack.to, ServerAddress(1));
@@ -486,12 +505,28 @@ TEST_F(ProgramTest, UpdateIsReplicatedToEveryWorkerAndAckedToItsServer) {
     EXPECT_EQ(r.header().epoch, 3u);
     EXPECT_EQ(r.header().seq, 12u);
     EXPECT_EQ(r.header().flags, wire::kFlagLast);
+    // The payload goes out as it came: the row blocks are never rewritten.
+    EXPECT_EQ(r.bytes.size(), update.size());
+    EXPECT_TRUE(std::equal(r.bytes.begin() + 2, r.bytes.end(), update.begin() + 2));
     ASSERT_EQ(r.header().slot_count, 3);
-    EXPECT_EQ(r.message.slots[0].index, 4u);
-    EXPECT_EQ(Float(r.message.slots[0].value), 0.25f);
-    EXPECT_FALSE(r.message.slots[1].valid);
-    EXPECT_EQ(Float(r.message.slots[2].value), -1.0f);
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      EXPECT_EQ(r.message.cells[i].array, cells[i].array);
+      EXPECT_EQ(r.message.cells[i].index, cells[i].index);
+      EXPECT_EQ(r.message.cells[i].value, cells[i].value);
+    }
   }
+}
+
+TEST_F(ProgramTest, AnUpdateWithBrokenRowBlocksIsDroppedAndCounted) {
+  std::vector<std::uint8_t> update = UpdatePacket(1, 3, 0, {{0, 4, Bits(1.0f)}}, wire::kFlagLast);
+  std::fill(update.begin() + wire::kHeaderBytes + 4, update.begin() + wire::kHeaderBytes + 12, 0);
+  EXPECT_TRUE(Send(update, ServerAddress(1)).empty());
+  EXPECT_EQ(Drops(DropReason::kBadPayload), 1u);
+  // An UPDATE's value count is not limited by the job's P slots.
+  std::vector<wire::CellValue> many;
+  for (std::uint32_t i = 0; i < 10 * kSlots; ++i) many.push_back({i % kSlots, i / kSlots, 0});
+  EXPECT_EQ(Send(UpdatePacket(1, 3, 0, many, wire::kFlagLast), ServerAddress(1)).size(),
+            static_cast<std::size_t>(kWorkers) + 1);
 }
 
 TEST_F(ProgramTest, ProbeIsAnsweredEvenWithoutAJob) {

@@ -1,8 +1,8 @@
 // The small hot set that the hot-path fuzz targets and their seed generator
 // share: 4 register arrays of 8 cells, 5 keys taking 8 values, so that a
-// mutated slot index often lands on a cell that holds a value and often on
-// one that does not. Two servers split the keys (FuzzKeyOwners), so that a
-// replica follows two UPDATE streams at once.
+// mutated cell index (a slot's, or a row block's row or array mask) often
+// lands on a cell that holds a value and often on one that does not. Two servers split the keys
+// (FuzzKeyOwners), so that a replica follows two UPDATE streams at once.
 #pragma once
 
 #include <cstddef>

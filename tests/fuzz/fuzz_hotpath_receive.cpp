@@ -10,9 +10,9 @@
 // RESULT, duplicate, NOT_READY...); the worker's replica (two servers
 // splitting the keys, fuzz_replica_model.h) moves, completes streams and
 // reaches ReplicaEpoch as the model says; the collector accepts a compacted
-// RESULT only when its slots are valid, strictly increasing COLLECT slots
-// that hold a value, and every epoch it delivers carries exactly the keys
-// those RESULTs wrote, with their values and saturation.
+// RESULT only when its written mask names COLLECT slots that were asked and
+// hold a value, and every epoch it delivers carries exactly the keys those
+// RESULTs wrote, with their values and saturation.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -253,7 +253,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       worker.OnAck(h);
     } else if (h.type == wire::MessageType::kReplica) {
       ++worker.replica_packets;
-      const fuzz::ReplicaModel::Outcome out = replica.Apply(h, {m.slots.data(), h.slot_count});
+      const fuzz::ReplicaModel::Outcome out = replica.Apply(h, {m.cells.data(), h.slot_count});
       worker.replica_values += out.advanced;
       worker.stale_values += out.stale;
       worker.replica_epochs += out.epochs_completed;
@@ -287,8 +287,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       ++server.duplicates;
       continue;
     }
-    // A compacted RESULT: slot i answers COLLECT slot index, which must
-    // have been asked (a cell of a value, not a hole), in increasing order.
+    // A compacted RESULT: value i answers COLLECT slot index (bit index of
+    // the written mask), which must have been asked (a cell of a value, not a
+    // hole). The format makes them valid and in increasing order.
     const std::uint16_t asked = wire::LoadBig16(&plan.packets[h.seq].bytes[10]);
     const auto position_of = [&](std::uint32_t j) {
       return plan.value_of_slot[std::size_t{h.seq} * num_arrays + j];
@@ -296,9 +297,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     bool accepted = true;
     for (std::uint32_t i = 0; i < h.slot_count && accepted; ++i) {
       const wire::Slot& slot = m.slots[i];
-      accepted = slot.valid && slot.index < asked &&
-                 (i == 0 || slot.index > m.slots[i - 1].index) &&
-                 position_of(slot.index) != hotpath::kNoValue;
+      Check(slot.valid && (i == 0 || slot.index > m.slots[i - 1].index), "RESULT decoded");
+      accepted = slot.index < asked && position_of(slot.index) != hotpath::kNoValue;
     }
     if (!accepted) {
       ++server.ignored;

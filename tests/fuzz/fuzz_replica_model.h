@@ -57,7 +57,9 @@ class ReplicaModel {
     for (Server& server : servers_) server.next = first_epoch;
   }
 
-  Outcome Apply(const wire::Header& h, std::span<const wire::Slot> slots) {
+  // One REPLICA packet and its values (cell `index` of register array
+  // `array`).
+  Outcome Apply(const wire::Header& h, std::span<const wire::CellValue> cells) {
     Outcome out;
     const bool last = (h.flags & wire::kFlagLast) != 0;
     if (h.node_id >= servers_.size() || servers_[h.node_id].keys.empty()) return Rejected();
@@ -75,16 +77,15 @@ class ReplicaModel {
       }
     }
     const std::uint32_t tag = h.epoch + 1;
-    for (std::size_t j = 0; j < slots.size(); ++j) {
-      if (!slots[j].valid) continue;
-      const auto owner = j < hot_set_.layout().num_arrays
-                             ? hot_set_.OwnerOf({static_cast<std::uint32_t>(j), slots[j].index})
+    for (const wire::CellValue& cell : cells) {
+      const auto owner = cell.array < hot_set_.layout().num_arrays
+                             ? hot_set_.OwnerOf({cell.array, cell.index})
                              : std::nullopt;
       if (!owner || owners_[owner->key_index] != h.node_id) {
         ++out.unknown;
         continue;
       }
-      Store(first_cell_[owner->key_index] + owner->offset, tag, slots[j].value, out);
+      Store(first_cell_[owner->key_index] + owner->offset, tag, cell.value, out);
     }
     newest_ = newest_ ? std::max(*newest_, h.epoch) : h.epoch;
     if (!current) return out;  // an epoch already complete: its values only

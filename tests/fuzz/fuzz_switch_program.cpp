@@ -1,22 +1,32 @@
 // Fuzzes the wire decoder and the switch program together. The first byte
 // picks the sender (a worker, a server or a stranger), the rest is the
-// datagram, which two switches process (TheProgram, ProgramWithEpochDone). Every input must be
-// either processed or dropped and counted; a decoded message must encode back to the same bytes;
-// every reply decodes, and a RESULT is the compacted answer to the COLLECT that caused it: its
-// header echoes the request, NOT_READY carries no slot, and otherwise each
-// slot is valid and names, in strictly increasing order, a valid slot of
-// the request (wire format version 2) or, for a ROW request with a valid
-// slot 0, an array of the job, with SATURATED set exactly when a slot is
-// saturated.
+// datagram, which two switches process (TheProgram, ProgramWithEpochDone).
+// Invariants:
+//   - the datagram decodes exactly when the format's rules say it is well
+//     formed, and a decoded one encodes back to the same bytes
+//     (fuzz_wire_model.h);
+//   - every input is either processed or dropped and counted;
+//   - every reply decodes as the rules say and encodes back to the same
+//     bytes, and a RESULT is the compacted answer to the COLLECT that
+//     caused it: its header echoes the request, NOT_READY carries no value,
+//     and otherwise each value answers, in strictly increasing order (its
+//     bit in the written mask), a valid slot of the request or, for a ROW
+//     request with a valid slot 0, an array of the job, with SATURATED set
+//     exactly when a value saturated;
+//   - a REPLICA is the UPDATE that caused it, byte for byte but the type,
+//     and goes to every worker of the job once.
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <utility>
 #include <vector>
 
 #include "dataplane/program.h"
+#include "fuzz_wire_model.h"
 #include "libra/wire.h"
 
 namespace {
@@ -29,6 +39,11 @@ constexpr int kSlotsPerPacket = 8;
 
 void Check(bool ok) {
   if (!ok) std::abort();
+}
+void CheckNoFailure(const char* failure) {
+  if (failure == nullptr) return;
+  std::fprintf(stderr, "fuzz_switch_program: invariant broken: %s\n", failure);
+  std::abort();
 }
 
 UdpEndpoint Sender(std::uint8_t which) {
@@ -94,6 +109,8 @@ const dataplane::Program& ProgramWithEpochDone() {
   return *done;
 }
 
+// `result`'s slots are its values, each naming the COLLECT slot (register
+// array) j it answers.
 void CheckResult(const wire::Message& request, const wire::Message& result) {
   const wire::Header& q = request.header;
   const wire::Header& r = result.header;
@@ -119,6 +136,18 @@ void CheckResult(const wire::Message& request, const wire::Message& result) {
   Check(saturated == ((r.flags & wire::kFlagSaturated) != 0));
 }
 
+// Replica `n` of an UPDATE datagram: the same bytes as type REPLICA, sent
+// to worker n.
+void CheckReplica(std::span<const std::uint8_t> update, const dataplane::OutputPacket& replica,
+                  const std::vector<UdpEndpoint>& workers, std::size_t n) {
+  Check(update.size() >= wire::kHeaderBytes &&
+        update[1] == static_cast<std::uint8_t>(wire::MessageType::kUpdate));
+  Check(n < workers.size() && replica.destination == workers[n]);
+  const std::span<const std::uint8_t> bytes = replica.payload();
+  Check(bytes.size() == update.size() && bytes[0] == update[0] &&
+        std::equal(bytes.begin() + 2, bytes.end(), update.begin() + 2));
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -126,13 +155,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::span<const std::uint8_t> datagram(data + 1, size - 1);
 
   wire::Message message;
-  if (wire::Decode(datagram, &message) == wire::DecodeError::kNone) {
-    std::vector<std::uint8_t> again(datagram.size());
-    // Reserved slot bits other than V and S do not survive; compare the rest.
-    if (wire::Encode(message.header, message.slots, again) != datagram.size()) std::abort();
-    for (std::size_t i = 0; i < wire::kHeaderBytes; ++i) {
-      if (again[i] != datagram[i]) std::abort();
-    }
+  const wire::DecodeError error = wire::Decode(datagram, &message);
+  CheckNoFailure(fuzz::DecodeFailure(datagram, error, message));
+  if (error == wire::DecodeError::kNone) {
+    CheckNoFailure(fuzz::RoundTripFailure(datagram, message));
   }
 
   dataplane::Program done = ProgramWithEpochDone();
@@ -141,11 +167,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     dataplane::OutputBatch out;
     program->Process(datagram, Sender(data[0]), out);
     if (program->counters()[dataplane::Event::kPacketsIn] != before + 1) std::abort();
+    std::size_t replicas = 0;
     for (std::size_t i = 0; i < out.size(); ++i) {
       wire::Message reply;
-      if (wire::Decode(out[i].payload(), &reply) != wire::DecodeError::kNone) std::abort();
+      const wire::DecodeError reply_error = wire::Decode(out[i].payload(), &reply);
+      CheckNoFailure(fuzz::DecodeFailure(out[i].payload(), reply_error, reply));
+      Check(reply_error == wire::DecodeError::kNone);
+      CheckNoFailure(fuzz::RoundTripFailure(out[i].payload(), reply));
       if (reply.header.type == wire::MessageType::kResult) CheckResult(message, reply);
+      if (reply.header.type == wire::MessageType::kReplica) {
+        CheckReplica(datagram, out[i], program->job()->workers, replicas++);
+      }
     }
+    Check(replicas == 0 || replicas == program->job()->workers.size());
   }
   return 0;
 }

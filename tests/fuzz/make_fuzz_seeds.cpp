@@ -7,10 +7,12 @@
 #include <bit>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <initializer_list>
 #include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fuzz_hot_fixture.h"
@@ -44,10 +46,55 @@ Bytes ReadAll(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+// A seed the encoder refuses is a mistake of this program.
+Bytes Checked(Bytes out, std::size_t length) {
+  if (length == 0) {
+    std::fprintf(stderr, "make_fuzz_seeds: a message does not encode\n");
+    std::exit(1);
+  }
+  out.resize(length);
+  return out;
+}
+
+// A message of slots, or a RESULT of the values `slots` (see wire::Encode).
 Bytes Encoded(wire::Header header, const std::vector<wire::Slot>& slots) {
   header.slot_count = static_cast<std::uint16_t>(slots.size());
-  Bytes out(wire::EncodedSize(slots.size()));
-  wire::Encode(header, slots, out);
+  Bytes out(wire::kMaxMessageBytes);
+  const std::size_t length = wire::Encode(header, slots, out);
+  return Checked(std::move(out), length);
+}
+
+// An UPDATE or REPLICA of `cells`, sorted by row, then array.
+Bytes EncodedUpdate(const wire::Header& header, const std::vector<wire::CellValue>& cells) {
+  Bytes out(wire::kMaxMessageBytes);
+  const std::size_t length = wire::EncodeUpdate(header, cells, out);
+  return Checked(std::move(out), length);
+}
+
+// An UPDATE or REPLICA written block by block, as the encoder would not:
+// rows in any order or repeated, masks and values as given (a well-formed
+// block has one value per mask bit); slot_count counts the values.
+struct RowBlock {
+  std::uint32_t row;
+  std::uint64_t mask;
+  std::vector<float> values;
+};
+Bytes RawUpdate(const wire::Header& header, const std::vector<RowBlock>& blocks) {
+  Bytes out = EncodedUpdate(header, {});
+  std::size_t values = 0;
+  for (const RowBlock& block : blocks) {
+    const std::size_t at = out.size();
+    out.resize(at + wire::kRowBlockHeaderBytes + block.values.size() * wire::kValueBytes);
+    wire::StoreBig32(&out[at], block.row);
+    wire::StoreBig32(&out[at + 4], static_cast<std::uint32_t>(block.mask >> 32));
+    wire::StoreBig32(&out[at + 8], static_cast<std::uint32_t>(block.mask));
+    for (std::size_t v = 0; v < block.values.size(); ++v) {
+      wire::StoreBig32(&out[at + wire::kRowBlockHeaderBytes + v * wire::kValueBytes],
+                       std::bit_cast<std::uint32_t>(block.values[v]));
+    }
+    values += block.values.size();
+  }
+  wire::StoreBig16(&out[10], static_cast<std::uint16_t>(values));
   return out;
 }
 
@@ -63,9 +110,12 @@ wire::Header HeaderOf(wire::MessageType type, std::uint16_t node, std::uint32_t 
   return h;
 }
 
+// A message with no slots or values.
 Bytes Header(wire::MessageType type, std::uint16_t node, std::uint32_t epoch, std::uint32_t seq,
              std::uint16_t flags = 0) {
-  return Encoded(HeaderOf(type, node, epoch, seq, flags), {});
+  const wire::Header header = HeaderOf(type, node, epoch, seq, flags);
+  return wire::PayloadOf(type) == wire::Payload::kRowBlocks ? EncodedUpdate(header, {})
+                                                            : Encoded(header, {});
 }
 
 // What PackHotValues makes of `keys` (with `vals`, or zeros when empty).
@@ -81,18 +131,18 @@ hotpath::PackedValues Pack(const wire::Header& header, const std::vector<hot::Ke
 }
 
 // One server's epoch as HotCollector::PublishUpdate sends it (as `type`,
-// UPDATE or REPLICA): packets numbered from 0, the last flagged LAST, one
-// header-only LAST when nothing changed.
+// UPDATE or REPLICA): row-block packets (PackUpdate) numbered from 0, the
+// last flagged LAST, one header-only LAST when nothing changed.
 std::vector<Bytes> Stream(wire::MessageType type, std::uint16_t server, std::uint32_t epoch,
                           const std::vector<hot::Key>& keys, const std::vector<float>& vals) {
   const wire::Header header = HeaderOf(type, server, epoch, 0);
+  const auto hot_set = fuzz::FuzzHotSet();
+  const auto first = hotpath::CheckHotValues(*hot_set, keys, vals, {});
   std::vector<Bytes> out;
-  if (!keys.empty()) {
-    for (const auto& p : Pack(header, keys, vals).packets) {
-      out.emplace_back(p.view().begin(), p.view().end());
-    }
+  for (const auto& p : hotpath::PackUpdate(*hot_set, header, keys, first, vals)) {
+    out.emplace_back(p.view().begin(), p.view().end());
   }
-  if (out.empty()) out.push_back(Encoded(header, {}));
+  if (out.empty()) out.push_back(EncodedUpdate(header, {}));
   wire::StoreBig16(&out.back()[2], wire::kFlagLast);
   return out;
 }
@@ -101,14 +151,16 @@ std::vector<Bytes> Replicas(std::uint16_t server, std::uint32_t epoch) {
                 fuzz::FuzzValuesOf(server));
 }
 
-// A repair as fuzz_hot_replica reads it from an UPDATE datagram: slot i
-// names key index `index % keys` and carries its first value's bits.
-Bytes RepairDatagram(std::uint32_t epoch, const std::vector<std::uint32_t>& key_indices) {
-  std::vector<wire::Slot> slots;
+// A repair as fuzz_hot_replica reads it from an UPDATE datagram: a value in
+// row r names key index `r % keys` and carries its first value's bits; here
+// one value (array 0) in row k for each key index k, ascending.
+Bytes RepairDatagram(std::uint32_t epoch, std::vector<std::uint32_t> key_indices) {
+  std::sort(key_indices.begin(), key_indices.end());
+  std::vector<wire::CellValue> cells;
   for (const std::uint32_t k : key_indices) {
-    slots.push_back({true, false, k, std::bit_cast<std::uint32_t>(100.0f + static_cast<float>(k))});
+    cells.push_back({0, k, std::bit_cast<std::uint32_t>(100.0f + static_cast<float>(k))});
   }
-  return Encoded(HeaderOf(wire::MessageType::kUpdate, 0, epoch, 0), slots);
+  return EncodedUpdate(HeaderOf(wire::MessageType::kUpdate, 0, epoch, 0), cells);
 }
 
 std::vector<Bytes> Concat(std::initializer_list<std::vector<Bytes>> parts) {
@@ -161,12 +213,41 @@ void HotReplicaSeeds() {
        Records(Concat(
            {a0, {RepairDatagram(3, {1, 3}), RepairDatagram(0, {0, 2})}, b0, Replicas(s1, 4)})));
   Bytes unknown_cell = a0[0];
-  unknown_cell[wire::kHeaderBytes + 3] = 6;  // array 0, cell 6: no value lives there
+  unknown_cell[wire::kHeaderBytes + 3] = 6;  // the first block's row 0 -> 6: no value lives there
   Bytes truncated = a0.back();
   truncated.pop_back();
   Bytes bad_version = a0[0];
-  bad_version[0] = 1;  // version 1: every cell every epoch
-  Save("hot_replica", "replica_edges", Records({unknown_cell, truncated, bad_version, {}}));
+  bad_version[0] = 2;  // version 2: 8-byte slots
+  // Malformed row blocks: an empty mask, a row past the cell index range,
+  // one value more and one fewer than slot_count says.
+  Bytes empty_mask = a0[0];
+  std::fill(&empty_mask[wire::kHeaderBytes + 4], &empty_mask[wire::kHeaderBytes + 12], 0);
+  Bytes big_row = a0[0];
+  big_row[wire::kHeaderBytes] = 0x40;
+  Bytes more_values = a0[0], fewer_values = a0[0];
+  wire::StoreBig16(&more_values[10], wire::LoadBig16(&a0[0][10]) - 1);
+  wire::StoreBig16(&fewer_values[10], wire::LoadBig16(&a0[0][10]) + 1);
+  Save("hot_replica", "replica_edges",
+       Records({unknown_cell,
+                truncated,
+                bad_version,
+                {},
+                empty_mask,
+                big_row,
+                more_values,
+                fewer_values}));
+  // Well-formed REPLICAs no encoder writes, of server 1 (cells: row 0 arrays
+  // 1 and 2, row 5 arrays 0 and 1, row 7 array 2): rows descending; row 0
+  // in three blocks, naming one cell twice (the second stale); cells of no
+  // key (arrays 9 and 63 of row 5) and of server 0 (row 0 array 0).
+  const wire::Header s1_header = HeaderOf(wire::MessageType::kReplica, s1, 0, 0);
+  Save("hot_replica", "replica_row_blocks",
+       Records({RawUpdate(s1_header, {{7, 0b100, {1}}, {5, 0b11, {2, 3}}, {0, 0b110, {4, 5}}}),
+                RawUpdate(HeaderOf(wire::MessageType::kReplica, s1, 0, 1, wire::kFlagLast),
+                          {{0, 0b10, {6}}, {0, 0b100, {7}}, {0, 0b10, {8}}}),
+                RawUpdate(HeaderOf(wire::MessageType::kReplica, s1, 1, 0, wire::kFlagLast),
+                          {{5, (std::uint64_t{1} << 63) | (1u << 9) | 1u, {9, 10, 11}},
+                           {0, 0b111, {12, 13, 14}}})}));
   // The third configuration: servers 0 and 2, first epoch 0xfffffffd, wrapping.
   std::vector<Bytes> wrap;
   for (std::uint32_t e = 0xfffffffdu; e != 1; ++e) {
@@ -227,30 +308,38 @@ void HotPathReceiveSeeds() {
        Records({Header(wire::MessageType::kResult, fuzz::kFuzzServerId, 0, 0, wire::kFlagNotReady),
                 Result(last, 0, asked[last]), Result(0, 0, asked[0])},
                0, true));
-  // Rejected RESULTs: out of order, a hole, past the asked slots, a slot
-  // without V; then the right ones.
-  std::vector<std::uint32_t> backwards(asked[0].rbegin(), asked[0].rend());
-  Bytes no_valid = Result(0, 0, {asked[0].front()});
-  no_valid[wire::kHeaderBytes] &= 0x7f;
-  std::vector<Bytes> rejected = {Result(0, 0, backwards), Result(0, 0, {arrays - 1, arrays}),
-                                 Result(0, 0, {asked[0].front(), asked[0].front()}), no_valid};
+  // Rejected RESULTs: past the asked slots (4, and 63), a hole; malformed
+  // ones: a written mask with a bit more than the values, a saturated bit
+  // outside the written mask. Then the right ones, the first flagged
+  // SATURATED with an empty saturated mask (nothing saturated).
+  Bytes extra_bit = Result(0, 0, {asked[0].front()});
+  extra_bit[wire::kHeaderBytes] |= 0x40;
+  Bytes saturated_unwritten = Result(0, 0, {asked[0].front()}, true);
+  saturated_unwritten[wire::kHeaderBytes + wire::kMaskBytes] |= 0x40;
+  std::vector<Bytes> rejected = {Result(0, 0, {arrays - 1, arrays}),
+                                 Result(0, 0, {asked[0].front(), 63}), extra_bit,
+                                 saturated_unwritten};
   for (std::uint32_t k = 0; k < arrays; ++k) {
     if (std::find(asked[last].begin(), asked[last].end(), k) == asked[last].end()) {
       rejected.push_back(Result(last, 0, {k}));  // a hole of the last packet
       break;
     }
   }
-  for (std::uint32_t k = 0; k <= last; ++k) rejected.push_back(Result(k, 0, asked[k]));
+  Bytes flag_only = Result(0, 0, asked[0], true);
+  std::fill(&flag_only[wire::kHeaderBytes + wire::kMaskBytes],
+            &flag_only[wire::kHeaderBytes + 2 * wire::kMaskBytes], 0);
+  rejected.push_back(flag_only);
+  for (std::uint32_t k = 1; k <= last; ++k) rejected.push_back(Result(k, 0, asked[k]));
   Save("hotpath_receive", "rejected_results", Records(rejected, 0, true));
 
   // The worker's replica: both servers' streams, an empty LAST, junk.
   const auto a0 = Replicas(fuzz::kFuzzServerId, 0), b0 = Replicas(fuzz::kFuzzOtherServerId, 0);
   Bytes unknown_cell = a0[0];
-  unknown_cell[wire::kHeaderBytes + 3] = 6;
+  unknown_cell[wire::kHeaderBytes + 3] = 6;  // row 6
   Bytes truncated = b0.back();
   truncated.pop_back();
   Bytes bad_version = a0[0];
-  bad_version[0] = 1;
+  bad_version[0] = 2;
   Save("hotpath_receive", "replica_streams",
        Records(Concat({a0,
                        b0,
@@ -263,13 +352,14 @@ void HotPathReceiveSeeds() {
 // fuzz_switch_program: byte 0 picks the sender (0-2 workers, 3-4 servers),
 // the rest is one datagram for job 1 (16 cells per array, 8 slots).
 void SwitchProgramSeeds() {
-  const auto datagram = [](std::uint8_t sender, wire::MessageType type, std::uint16_t node,
-                           std::uint32_t seq, std::uint16_t flags,
-                           const std::vector<wire::Slot>& slots) {
+  const auto header = [](wire::MessageType type, std::uint16_t node, std::uint32_t seq,
+                         std::uint16_t flags = 0) {
     wire::Header h = HeaderOf(type, node, 0, seq, flags);
     h.job_id = 1;
+    return h;
+  };
+  const auto datagram = [](std::uint8_t sender, const Bytes& message) {
     Bytes out = {sender};
-    const Bytes message = Encoded(h, slots);
     out.insert(out.end(), message.begin(), message.end());
     return out;
   };
@@ -278,19 +368,39 @@ void SwitchProgramSeeds() {
                                          {true, false, 15, std::bit_cast<std::uint32_t>(-2.0f)}};
   // The cells the target's second switch has written in epoch 0 (array 0
   // cell 3, array 2 cell 15, array 5 cell 7 saturated) and one it has not
-  // (array 1 cell 4): its RESULT keeps slots 0, 2 and 5.
+  // (array 1 cell 4): its RESULT answers slots 0, 2 and 5.
   const std::vector<wire::Slot> asked = {
       {true, false, 3, 0}, {true, false, 4, 0}, {true, false, 15, 0}, {}, {}, {true, false, 7, 0}};
-  Save("switch_program", "seed_data", datagram(0, wire::MessageType::kData, 0, 0, 0, cells));
-  Save("switch_program", "seed_fin", datagram(0, wire::MessageType::kFin, 0, 1, 0, {}));
-  Save("switch_program", "seed_collect", datagram(3, wire::MessageType::kCollect, 0, 0, 0, asked));
+  Save("switch_program", "seed_data",
+       datagram(0, Encoded(header(wire::MessageType::kData, 0, 0), cells)));
+  Save("switch_program", "seed_fin",
+       datagram(0, Encoded(header(wire::MessageType::kFin, 0, 1), {})));
+  Save("switch_program", "seed_collect",
+       datagram(3, Encoded(header(wire::MessageType::kCollect, 0, 0), asked)));
   // A ROW request for row 3: the second switch answers array 0's cell 3.
   Save("switch_program", "seed_collect_row",
-       datagram(3, wire::MessageType::kCollect, 0, 1, wire::kFlagRow, {{true, false, 3, 0}}));
+       datagram(3, Encoded(header(wire::MessageType::kCollect, 0, 1, wire::kFlagRow),
+                           {{true, false, 3, 0}})));
+  // UPDATEs, replicated to every worker as they are: as the server encodes
+  // them, empty, rows in no order and a row in two blocks, and one with an
+  // empty mask (dropped).
   Save("switch_program", "seed_update_last",
-       datagram(4, wire::MessageType::kUpdate, 1, 0, wire::kFlagLast, cells));
+       datagram(4, EncodedUpdate(header(wire::MessageType::kUpdate, 1, 0, wire::kFlagLast),
+                                 {{0, 3, std::bit_cast<std::uint32_t>(1.5f)},
+                                  {2, 3, std::bit_cast<std::uint32_t>(0.25f)},
+                                  {2, 15, std::bit_cast<std::uint32_t>(-2.0f)}})));
   Save("switch_program", "seed_update_empty_last",
-       datagram(3, wire::MessageType::kUpdate, 0, 0, wire::kFlagLast, {}));
+       datagram(3, EncodedUpdate(header(wire::MessageType::kUpdate, 0, 0, wire::kFlagLast), {})));
+  Save("switch_program", "seed_update_raw_blocks",
+       datagram(4, RawUpdate(header(wire::MessageType::kUpdate, 1, 1),
+                             {{15, 0b101, {1, 2}}, {3, 0b1, {3}}, {3, 0b10, {4}}})));
+  Save("switch_program", "seed_update_empty_mask",
+       datagram(4, RawUpdate(header(wire::MessageType::kUpdate, 1, 2), {{3, 0, {}}})));
+  // A RESULT, which the switch only sends: the decoder's masks.
+  Save("switch_program", "seed_result",
+       datagram(3, Encoded(header(wire::MessageType::kResult, 0, 0),
+                           {{true, false, 0, std::bit_cast<std::uint32_t>(1.5f)},
+                            {true, true, 5, std::bit_cast<std::uint32_t>(3e38f)}})));
 }
 
 void CodecSeeds() {

@@ -124,5 +124,50 @@ TEST(HotPackets, BadPushesAreRefusedWithTheKeyNamed) {
   EXPECT_EQ(first, std::vector<std::uint32_t>{0});
 }
 
+TEST(HotPackets, AnUpdateCarriesEveryValueOnceInFullRowBlockPackets) {
+  // 600 keys of 1-3 values over 8 arrays: several full UPDATE packets.
+  std::vector<HotKey> hot_keys;
+  for (std::uint32_t k = 0; k < 600; ++k) hot_keys.push_back({5000 + k, 1 + k % 3, 1000u - k});
+  const HotSet set = hot::PlaceHotSet(hot_keys, hot::SwitchLayout{8, 512, 2}, hot::HeatPlacement());
+  std::vector<hot::Key> keys;
+  std::vector<float> vals;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> expected;  // cell -> bits
+  for (std::uint32_t k = 0; k < 600; k += 2) {  // every other key changed
+    keys.push_back(5000 + k);
+    for (const CellAddress& cell : set.CellsOf(set.Find(keys.back()))) {
+      vals.push_back(static_cast<float>(vals.size()) * 0.5f);
+      expected[{cell.array, cell.index}] = std::bit_cast<std::uint32_t>(vals.back());
+    }
+  }
+  wire::Header header;
+  header.type = wire::MessageType::kUpdate;
+  header.job_id = 3;
+  header.node_id = 1;
+  header.epoch = 9;
+  const std::vector<EncodedPacket> packets =
+      PackUpdate(set, header, keys, CheckHotValues(set, keys, vals, {}), vals);
+  ASSERT_GT(packets.size(), 1u);
+
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> seen;
+  for (std::size_t k = 0; k < packets.size(); ++k) {
+    wire::Message message;
+    ASSERT_EQ(wire::Decode(packets[k].view(), &message), wire::DecodeError::kNone);
+    EXPECT_EQ(message.header.type, wire::MessageType::kUpdate);
+    EXPECT_EQ(message.header.epoch, 9u);
+    EXPECT_EQ(message.header.seq, k);
+    // Every packet but the last is full: one more value (4 bytes, or 16
+    // with a new row block) would not have fitted.
+    if (k + 1 < packets.size()) {
+      EXPECT_GT(packets[k].length + 16, wire::kMaxMessageBytes) << k;
+    }
+    for (std::size_t i = 0; i < message.header.slot_count; ++i) {
+      const wire::CellValue& cell = message.cells[i];
+      EXPECT_TRUE(seen.emplace(std::make_pair(cell.array, cell.index), cell.value).second);
+    }
+  }
+  EXPECT_EQ(seen, expected);
+  EXPECT_TRUE(PackUpdate(set, header, {}, {}, {}).empty());
+}
+
 }  // namespace
 }  // namespace libra::hotpath

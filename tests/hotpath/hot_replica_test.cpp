@@ -23,17 +23,15 @@ HotSet MakeHotSet() {
 // Keys 1 and 2 are server 0's, key 3 server 1's.
 const std::vector<std::uint16_t> kOwners = {0, 0, 1};
 
-// The REPLICA slots that carry `vals` for `keys` (one packet per value, for
-// simplicity: slot j = the value's array).
-std::vector<std::vector<wire::Slot>> SlotsFor(const HotSet& set, std::vector<hot::Key> keys,
-                                              std::vector<float> vals) {
-  std::vector<std::vector<wire::Slot>> packets;
+// The REPLICA values that carry `vals` for `keys` (one packet per value, for
+// simplicity).
+std::vector<std::vector<wire::CellValue>> ValuesFor(const HotSet& set, std::vector<hot::Key> keys,
+                                                    std::vector<float> vals) {
+  std::vector<std::vector<wire::CellValue>> packets;
   std::size_t position = 0;
   for (const hot::Key key : keys) {
     for (const hot::CellAddress& cell : set.CellsOf(set.Find(key))) {
-      std::vector<wire::Slot> slots(cell.array + 1);
-      slots[cell.array] = {true, false, cell.index, std::bit_cast<std::uint32_t>(vals[position++])};
-      packets.push_back(slots);
+      packets.push_back({{cell.array, cell.index, std::bit_cast<std::uint32_t>(vals[position++])}});
     }
   }
   return packets;
@@ -52,7 +50,7 @@ wire::Header Replica(std::uint16_t server, std::uint32_t epoch, std::uint32_t se
 
 // Applies packets as one stream of (server, epoch), the last one flagged LAST.
 void ApplyStream(HotReplica& replica, std::uint16_t server, std::uint32_t epoch,
-                 const std::vector<std::vector<wire::Slot>>& packets) {
+                 const std::vector<std::vector<wire::CellValue>>& packets) {
   if (packets.empty()) {
     replica.Apply(Replica(server, epoch, 0, true), {});
     return;
@@ -70,7 +68,7 @@ TEST(HotReplica, AServerReachesAnEpochWhenItsStreamIsComplete) {
   EXPECT_FALSE(replica.Reached(std::vector<hot::Key>{1}, std::nullopt));
 
   // Epoch 4 is the first: every value of server 0 (3 packets), LAST last.
-  auto packets = SlotsFor(set, {1, 2}, {0.5f, 1.5f, 2.5f});
+  auto packets = ValuesFor(set, {1, 2}, {0.5f, 1.5f, 2.5f});
   EXPECT_EQ(replica.Apply(Replica(0, 4, 0), packets[0]).advanced, 1u);
   EXPECT_EQ(replica.Apply(Replica(0, 4, 2, true), packets[2]).epochs_completed, 0u);
   EXPECT_EQ(replica.MaxEpoch(), 4u);
@@ -82,7 +80,7 @@ TEST(HotReplica, AServerReachesAnEpochWhenItsStreamIsComplete) {
   EXPECT_EQ(replica.MinEpoch(), std::nullopt);  // server 1 has published nothing yet
   EXPECT_EQ(replica.MissingKeys(4), std::vector<hot::Key>{3});
 
-  ApplyStream(replica, 1, 4, SlotsFor(set, {3}, {3.5f}));
+  ApplyStream(replica, 1, 4, ValuesFor(set, {3}, {3.5f}));
   EXPECT_EQ(replica.MinEpoch(), 4u);
   std::vector<float> vals;
   std::vector<int> lens;
@@ -94,10 +92,10 @@ TEST(HotReplica, AServerReachesAnEpochWhenItsStreamIsComplete) {
 TEST(HotReplica, ASparseEpochLeavesUntouchedKeysCurrent) {
   const HotSet set = MakeHotSet();
   HotReplica replica(set, kOwners, 0);
-  ApplyStream(replica, 0, 0, SlotsFor(set, {1, 2}, {1, 2, 3}));
-  ApplyStream(replica, 1, 0, SlotsFor(set, {3}, {4}));
+  ApplyStream(replica, 0, 0, ValuesFor(set, {1, 2}, {1, 2, 3}));
+  ApplyStream(replica, 1, 0, ValuesFor(set, {3}, {4}));
   // Epoch 1: server 0 changed key 1 only, server 1 nothing (one empty LAST).
-  ApplyStream(replica, 0, 1, SlotsFor(set, {1}, {10}));
+  ApplyStream(replica, 0, 1, ValuesFor(set, {1}, {10}));
   EXPECT_EQ(replica.MinEpoch(), 0u);
   EXPECT_FALSE(replica.Reached(std::vector<hot::Key>{3}, 1u));
   ApplyStream(replica, 1, 1, {});
@@ -111,10 +109,10 @@ TEST(HotReplica, ASparseEpochLeavesUntouchedKeysCurrent) {
 TEST(HotReplica, StreamsCompleteInEpochOrderWhateverOrderTheyArriveIn) {
   const HotSet set = MakeHotSet();
   HotReplica replica(set, std::vector<std::uint16_t>{}, 0);  // server 0 owns all
-  ApplyStream(replica, 0, 0, SlotsFor(set, {1, 2, 3}, {1, 2, 3, 4}));
+  ApplyStream(replica, 0, 0, ValuesFor(set, {1, 2, 3}, {1, 2, 3, 4}));
   // Epoch 2 complete before epoch 1 (whose LAST came before its seq 0).
-  auto one = SlotsFor(set, {2}, {20, 30});
-  ApplyStream(replica, 0, 2, SlotsFor(set, {2}, {200, 300}));
+  auto one = ValuesFor(set, {2}, {20, 30});
+  ApplyStream(replica, 0, 2, ValuesFor(set, {2}, {200, 300}));
   replica.Apply(Replica(0, 1, 1, true), one[1]);
   EXPECT_EQ(replica.MinEpoch(), 0u);
   EXPECT_EQ(replica.MaxEpoch(), 2u);
@@ -129,13 +127,13 @@ TEST(HotReplica, StreamsCompleteInEpochOrderWhateverOrderTheyArriveIn) {
 TEST(HotReplica, ARepairOfAllAServersKeysCompletesIt) {
   const HotSet set = MakeHotSet();
   HotReplica replica(set, kOwners, 0);
-  ApplyStream(replica, 0, 0, SlotsFor(set, {1, 2}, {1, 2, 3}));
-  ApplyStream(replica, 1, 0, SlotsFor(set, {3}, {4}));
+  ApplyStream(replica, 0, 0, ValuesFor(set, {1, 2}, {1, 2, 3}));
+  ApplyStream(replica, 1, 0, ValuesFor(set, {3}, {4}));
   // Epoch 1 of server 0 lost its seq 0; epoch 2 arrived whole.
-  auto lost = SlotsFor(set, {1, 2}, {5, 6, 7});
+  auto lost = ValuesFor(set, {1, 2}, {5, 6, 7});
   replica.Apply(Replica(0, 1, 1), lost[1]);
   replica.Apply(Replica(0, 1, 2, true), lost[2]);
-  ApplyStream(replica, 0, 2, SlotsFor(set, {1}, {50}));
+  ApplyStream(replica, 0, 2, ValuesFor(set, {1}, {50}));
   ApplyStream(replica, 1, 1, {});
   ApplyStream(replica, 1, 2, {});
   EXPECT_EQ(replica.MinEpoch(), 0u);
@@ -160,7 +158,7 @@ TEST(HotReplica, ARepairOfAllAServersKeysCompletesIt) {
 TEST(HotReplica, PacketsNoStreamCanHoldAreRejectedWithoutTouchingValues) {
   const HotSet set = MakeHotSet();
   HotReplica replica(set, kOwners, 0);
-  const auto packets = SlotsFor(set, {1}, {9});
+  const auto packets = ValuesFor(set, {1}, {9});
   EXPECT_TRUE(replica.Apply(Replica(2, 0, 0, true), packets[0]).rejected);   // no server 2
   EXPECT_TRUE(replica.Apply(Replica(0, 40, 0, true), packets[0]).rejected);  // far ahead
   EXPECT_TRUE(replica.Apply(Replica(0, 0, 1000), packets[0]).rejected);      // longer than any
@@ -171,7 +169,7 @@ TEST(HotReplica, PacketsNoStreamCanHoldAreRejectedWithoutTouchingValues) {
   EXPECT_TRUE(replica.Apply(Replica(0, 0, 2, true), packets[0]).rejected);  // a second LAST
   EXPECT_TRUE(replica.Apply(Replica(0, 0, 3), packets[0]).rejected);        // past the LAST
   // A key of server 1 in a packet of server 0 is not taken.
-  EXPECT_EQ(replica.Apply(Replica(0, 0, 0), SlotsFor(set, {3}, {1})[0]).unknown, 1u);
+  EXPECT_EQ(replica.Apply(Replica(0, 0, 0), ValuesFor(set, {3}, {1})[0]).unknown, 1u);
   EXPECT_FALSE(replica.Reached(std::vector<hot::Key>{3}, std::nullopt));
 }
 
@@ -180,7 +178,7 @@ TEST(HotReplica, OlderAndRepeatedValuesAreStale) {
   HotReplica replica(set, std::vector<std::uint16_t>{}, 5);
   replica.ApplyKeys(6, std::vector<hot::Key>{1, 2, 3}, std::vector<float>{1, 2, 3, 4});
   EXPECT_EQ(replica.MinEpoch(), 6u);
-  auto older = SlotsFor(set, {2}, {-1.0f, -2.0f});
+  auto older = ValuesFor(set, {2}, {-1.0f, -2.0f});
   EXPECT_EQ(replica.Apply(Replica(0, 5, 0), older[0]).stale, 1u);
   EXPECT_EQ(replica.Apply(Replica(0, 6, 0), older[1]).stale, 1u);
   EXPECT_EQ(replica.Apply(Replica(0, 7, 0), older[0]).advanced, 1u);
@@ -189,16 +187,13 @@ TEST(HotReplica, OlderAndRepeatedValuesAreStale) {
   EXPECT_EQ(vals, (std::vector<float>{-1.0f, 3.0f}));
 }
 
-TEST(HotReplica, SlotsOfFreeCellsAreCountedNotStored) {
+TEST(HotReplica, ValuesOfFreeCellsAreCountedNotStored) {
   const HotSet set = MakeHotSet();
   HotReplica replica(set);
-  std::vector<wire::Slot> slots(2);
   // Four values occupy 4 of the 8 cells; index 3 of both arrays is free.
-  slots[0] = {true, false, 3, 0};
-  slots[1] = {true, false, 3, 0};
-  EXPECT_EQ(replica.Apply(Replica(0, 1, 0), slots).unknown, 2u);
-  std::vector<wire::Slot> too_wide(3);
-  too_wide[2] = {true, false, 0, 0};  // there is no array 2
+  const std::vector<wire::CellValue> free_cells = {{0, 3, 0}, {1, 3, 0}};
+  EXPECT_EQ(replica.Apply(Replica(0, 1, 0), free_cells).unknown, 2u);
+  const std::vector<wire::CellValue> too_wide = {{2, 0, 0}};  // there is no array 2
   EXPECT_EQ(replica.Apply(Replica(0, 1, 1), too_wide).unknown, 1u);
   EXPECT_THROW(replica.ApplyKeys(1, std::vector<hot::Key>{99}, std::vector<float>{1}),
                std::invalid_argument);

@@ -278,10 +278,10 @@ TEST(SwitchdProcess, ReplicatesUpdatesAndAnswersStats) {
   update.job_id = 5;
   update.epoch = 1;
   update.seq = 9;
-  update.slot_count = 2;
-  std::array<wire::Slot, wire::kMaxSlots> slots{};
-  slots[1] = {true, false, 3, std::bit_cast<std::uint32_t>(0.75f)};
-  ASSERT_TRUE(server.SendTo(Encode(update, slots), sw.data));
+  const wire::CellValue cell{1, 3, std::bit_cast<std::uint32_t>(0.75f)};
+  std::vector<std::uint8_t> bytes(wire::UpdateSize({&cell, 1}));
+  ASSERT_EQ(wire::EncodeUpdate(update, {&cell, 1}, bytes), bytes.size());
+  ASSERT_TRUE(server.SendTo(bytes, sw.data));
   for (UdpSocket* worker : {&worker_a, &worker_b}) {
     std::array<std::uint8_t, wire::kMaxMessageBytes> buffer;
     const int n = worker->ReceiveFrom(buffer, nullptr, 2000);
@@ -291,7 +291,10 @@ TEST(SwitchdProcess, ReplicatesUpdatesAndAnswersStats) {
               wire::DecodeError::kNone);
     EXPECT_EQ(replica.header.type, MessageType::kReplica);
     EXPECT_EQ(replica.header.seq, 9u);
-    EXPECT_EQ(std::bit_cast<float>(replica.slots[1].value), 0.75f);
+    ASSERT_EQ(replica.header.slot_count, 1);
+    EXPECT_EQ(replica.cells[0].array, 1u);
+    EXPECT_EQ(replica.cells[0].index, 3u);
+    EXPECT_EQ(std::bit_cast<float>(replica.cells[0].value), 0.75f);
   }
 
   // A malformed datagram is dropped and counted, and the switch carries on.
