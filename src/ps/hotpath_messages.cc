@@ -23,6 +23,20 @@ class Writer {
     Put<uint32_t>(static_cast<uint32_t>(text.size()));
     out_.append(text);
   }
+  // LEB128: seven bits a byte, low bits first, the high bit saying more
+  // follow (1 byte for values below 128, 10 for the largest).
+  void PutVarint(uint64_t value) {
+    while (value >= 0x80) {
+      out_.push_back(static_cast<char>((value & 0x7f) | 0x80));
+      value >>= 7;
+    }
+    out_.push_back(static_cast<char>(value));
+  }
+  // A signed difference as a varint: small of either sign stays short.
+  void PutDelta(uint64_t from, uint64_t to) {
+    const auto delta = static_cast<int64_t>(to - from);
+    PutVarint((static_cast<uint64_t>(delta) << 1) ^ static_cast<uint64_t>(delta >> 63));
+  }
   // A count, then the items (keys or values).
   template <typename T>
   void PutList(const std::vector<T>& items) {
@@ -50,6 +64,38 @@ class Reader {
     if (!Get(&size) || in_.size() - pos_ < size) return false;
     text->assign(in_, pos_, size);
     pos_ += size;
+    return true;
+  }
+  // A varint as PutVarint writes it; fails on one that runs past the body,
+  // past 64 bits, or is longer than it needs to be (so that a body that
+  // decodes encodes back to the same bytes).
+  bool GetVarint(uint64_t* value) {
+    uint64_t result = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (pos_ == in_.size()) return false;
+      const auto byte = static_cast<uint8_t>(in_[pos_++]);
+      const uint64_t bits = byte & 0x7f;
+      if (shift == 63 && bits > 1) return false;
+      result |= bits << shift;
+      if ((byte & 0x80) == 0) {
+        if (byte == 0 && shift > 0) return false;  // overlong
+        *value = result;
+        return true;
+      }
+    }
+    return false;
+  }
+  bool GetVarint32(uint32_t* value) {
+    uint64_t wide = 0;
+    if (!GetVarint(&wide) || wide > UINT32_MAX) return false;
+    *value = static_cast<uint32_t>(wide);
+    return true;
+  }
+  bool GetDelta(uint64_t from, uint64_t* to) {
+    uint64_t zigzag = 0;
+    if (!GetVarint(&zigzag)) return false;
+    const uint64_t delta = (zigzag >> 1) ^ (~(zigzag & 1) + 1);
+    *to = from + delta;
     return true;
   }
   // A count of items of `item_bytes` each that the rest of the body can hold.
@@ -130,19 +176,29 @@ std::string Encode(const Install& install) {
   w.Put(set.layout().cells_per_array);
   w.Put(set.layout().num_banks);
   w.Put(static_cast<uint32_t>(set.placement()));
+  // Compact, since every node receives it at the start of the job: keys as
+  // differences from the previous one (the hot set lists them ascending
+  // within a frequency), small numbers as varints, and each value's cell as
+  // the difference of its row-major address (index * arrays + array) from
+  // the previous one, which the placements fill in order: about 12 bytes a
+  // one-value key instead of 28.
   w.Put<uint64_t>(set.size());
+  uint64_t previous_key = 0;
   for (const libra::hot::HotKey& k : set.keys()) {
-    w.Put(k.key);
-    w.Put(k.value_len);
-    w.Put(k.frequency);
+    w.PutDelta(previous_key, k.key);
+    previous_key = k.key;
+    w.PutVarint(k.value_len);
+    w.PutVarint(k.frequency);
   }
   w.Put<uint64_t>(set.num_values());
+  uint64_t previous_cell = 0;
   for (const libra::hot::CellAddress& cell : set.cells()) {
-    w.Put(cell.array);
-    w.Put(cell.index);
+    const uint64_t address = uint64_t{cell.index} * set.layout().num_arrays + cell.array;
+    w.PutDelta(previous_cell, address);
+    previous_cell = address;
   }
   w.Put<uint64_t>(install.owners.size());
-  for (uint32_t owner : install.owners) w.Put(owner);
+  for (uint32_t owner : install.owners) w.PutVarint(owner);
   return w.Take();
 }
 
@@ -162,26 +218,39 @@ std::optional<Install> DecodeInstall(const std::string& body) {
   libra::hot::SwitchLayout layout;
   uint32_t placement = 0;
   uint64_t num_keys = 0, num_cells = 0;
+  // A key takes at least 3 bytes (three varints), a cell and an owner 1.
   if (!r.Get(&layout.num_arrays) || !r.Get(&layout.cells_per_array) || !r.Get(&layout.num_banks) ||
-      !r.Get(&placement) || !r.GetCount(20, &num_keys)) {
+      !r.Get(&placement) || layout.num_arrays == 0 || !r.GetCount(3, &num_keys)) {
     return std::nullopt;
   }
   std::vector<libra::hot::HotKey> keys(num_keys);
+  uint64_t previous_key = 0;
   for (libra::hot::HotKey& k : keys) {
-    if (!r.Get(&k.key) || !r.Get(&k.value_len) || !r.Get(&k.frequency)) return std::nullopt;
+    if (!r.GetDelta(previous_key, &k.key) || !r.GetVarint32(&k.value_len) ||
+        !r.GetVarint(&k.frequency)) {
+      return std::nullopt;
+    }
+    previous_key = k.key;
   }
-  if (!r.GetCount(8, &num_cells)) return std::nullopt;
+  if (!r.GetCount(1, &num_cells)) return std::nullopt;
   std::vector<libra::hot::CellAddress> cells(num_cells);
+  uint64_t previous_cell = 0;
   for (libra::hot::CellAddress& cell : cells) {
-    if (!r.Get(&cell.array) || !r.Get(&cell.index)) return std::nullopt;
+    uint64_t address = 0;
+    if (!r.GetDelta(previous_cell, &address)) return std::nullopt;
+    previous_cell = address;
+    const uint64_t index = address / layout.num_arrays;
+    if (index > UINT32_MAX) return std::nullopt;
+    cell.array = static_cast<uint32_t>(address % layout.num_arrays);
+    cell.index = static_cast<uint32_t>(index);
   }
   uint64_t num_owners = 0;
-  if (!r.GetCount(4, &num_owners) || (num_owners != 0 && num_owners != num_keys)) {
+  if (!r.GetCount(1, &num_owners) || (num_owners != 0 && num_owners != num_keys)) {
     return std::nullopt;
   }
   install.owners.resize(num_owners);
   for (uint32_t& owner : install.owners) {
-    if (!r.Get(&owner)) return std::nullopt;
+    if (!r.GetVarint32(&owner)) return std::nullopt;
   }
   if (!r.done()) return std::nullopt;
   // Checked before HotSet allocates a table over the whole layout.

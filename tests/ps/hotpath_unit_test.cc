@@ -2,6 +2,8 @@
 // malformed body is rejected, never trusted) and the controller's choices.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "hotpath_controller.h"
 #include "hotpath_messages.h"
 #include "libra/placement.h"
@@ -82,6 +84,48 @@ TEST(HotPathMessages, InstallRoundTripsTheHotSetAndItsPlacement) {
   for (size_t i = 0; i < install.hot_set->num_values(); ++i) {
     EXPECT_EQ(back->hot_set->cells()[i], install.hot_set->cells()[i]);
   }
+}
+
+// Every node receives the INSTALL when the job starts, over its own link:
+// a whole-switch hot set of one-value keys with owners takes under 16 bytes
+// a key (random 64-bit keys take 8 of them), and comes back exactly.
+TEST(HotPathMessages, ALargeInstallIsCompactAndExact) {
+  std::vector<libra::hot::HotKey> keys;
+  std::mt19937_64 rng(7);
+  for (uint32_t k = 0; k < 40000; ++k) keys.push_back({rng(), 1, 1 + rng() % 50});
+  Install install;
+  install.enabled = true;
+  install.hot_set = std::make_shared<const libra::hot::HotSet>(libra::hot::PlaceHotSet(
+      keys, libra::hot::SwitchLayout{32, 4096, 2}, libra::hot::HeatPlacement()));
+  for (uint32_t k = 0; k < 40000; ++k) install.owners.push_back(k % 3);
+  const std::string body = Encode(install);
+  EXPECT_LT(body.size(), 16u * keys.size());  // 32 with fixed-width fields
+  const std::optional<Install> back = DecodeInstall(body);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->owners, install.owners);
+  ASSERT_EQ(back->hot_set->size(), keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    EXPECT_EQ(back->hot_set->keys()[i].key, install.hot_set->keys()[i].key);
+    EXPECT_EQ(back->hot_set->keys()[i].frequency, install.hot_set->keys()[i].frequency);
+  }
+  for (size_t i = 0; i < keys.size(); ++i) {
+    EXPECT_EQ(back->hot_set->cells()[i], install.hot_set->cells()[i]);
+  }
+  EXPECT_EQ(Encode(*back), body);
+}
+
+// A varint longer than it needs to be would decode to a body that encodes
+// differently: refused, like one that runs past 64 bits.
+TEST(HotPathMessages, InstallVarintsMustBeShortestAndFitSixtyFourBits) {
+  const std::string body = Encode(SampleInstall());
+  // The owners are the last three varints (0, 1, 0): stretch the last one.
+  std::string overlong = body;
+  overlong.back() = static_cast<char>(0x80);
+  overlong.push_back(0);
+  EXPECT_FALSE(DecodeInstall(overlong));
+  std::string too_wide = body.substr(0, body.size() - 1) + std::string(9, '\xff') + "\x02";
+  EXPECT_FALSE(DecodeInstall(too_wide));
+  EXPECT_TRUE(DecodeInstall(body));
 }
 
 TEST(HotPathMessages, ADisabledInstallCarriesItsReason) {
