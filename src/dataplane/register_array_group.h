@@ -7,8 +7,12 @@
 // against it. Breaking the rule, an array the group does not have or an index
 // out of range throws RegisterAccessError, in every build type.
 //
-// The cells of all P arrays live in one allocation (array j at j * size), so
-// that finding a slot's cell is an add, not a load of the array's own buffer.
+// The cells of all P arrays live in one allocation, row by row: cell i of
+// array j at i * P + j. A packet reads and writes the same row of many arrays
+// (a packer drains its per-array queues in step, a COLLECT names a row), so
+// its cells share a few cache lines; array by array, P cells a whole array
+// apart sat in P lines that also fell into the same cache sets. (A Tofino
+// keeps each array in its own stage's SRAM; the layout is the model's.)
 #pragma once
 
 #include <cstddef>
@@ -52,12 +56,13 @@ class RegisterArrayGroup {
     // alias them and force a reload per slot.
     RegisterPair* const cells = cells_.data();
     const std::size_t size = size_;
+    const std::size_t count = count_;
     for (std::uint64_t rest = arrays; rest != 0; rest &= rest - 1) {
       const auto j = static_cast<std::size_t>(__builtin_ctzll(rest));
       const std::size_t cell = offset + index[j];
       if (cell >= size) [[unlikely]]
         RefuseIndex(j, cell);
-      visit(j, cells[j * size + cell]);
+      visit(j, cells[cell * count + j]);
     }
   }
 
@@ -69,12 +74,13 @@ class RegisterArrayGroup {
     Claim(pass, std::uint64_t{1} << j);
     if (index >= size_) [[unlikely]]
       RefuseIndex(j, index);
-    return program(cells_[j * size_ + index]);
+    return program(cells_[index * count_ + j]);
   }
 
   // Control-plane access (BFRuntime's register read), outside any pass.
   const RegisterPair& Peek(std::size_t j, std::size_t index) const {
-    return cells_.at(j * size_ + index);
+    if (j >= count_ || index >= size_) throw std::out_of_range("register peek out of range");
+    return cells_[index * count_ + j];
   }
 
  private:
@@ -103,7 +109,7 @@ class RegisterArrayGroup {
     throw RegisterAccessError("register array " + prefix_ + std::to_string(j) + ": index " +
                               std::to_string(index) + " out of range " + std::to_string(size_));
   }
-  std::vector<RegisterPair> cells_;  // array j, cell i at j * size_ + i
+  std::vector<RegisterPair> cells_;  // array j, cell i at i * count_ + j
   std::size_t size_ = 0;
   std::size_t count_ = 0;
   std::uint64_t missing_ = ~std::uint64_t{0};  // bits of the arrays the group does not have
