@@ -44,6 +44,10 @@ struct HotCollectorOptions {
   // Read whole rows (COLLECT flagged ROW) when this server's values occupy
   // rows no other server's value shares; otherwise one slot per cell.
   bool collect_by_row = false;
+  // Reading by row, wait this long after READY for every worker's report of
+  // the rows it wrote (AddWrittenRows) and read only their union; once it
+  // has passed, read every row. 0: never wait, read every row.
+  std::chrono::milliseconds written_rows_grace{0};
 };
 
 // One epoch's aggregate of this server's hot keys that some worker pushed
@@ -86,10 +90,20 @@ struct HotCollectorCounters {
   std::uint64_t malformed_packets = 0;  // not a wire message (wire::Decode failed)
   std::uint64_t ignored_packets = 0;    // another job or node, unexpected type or cell
   std::uint64_t send_errors = 0;
+  std::uint64_t row_reports = 0;                 // AddWrittenRows calls taken
+  std::uint64_t row_reports_ignored = 0;         // for an epoch done, or malformed
+  std::uint64_t rows_skipped = 0;                // rows no worker wrote, not read
+  std::uint64_t epochs_without_row_reports = 0;  // the grace passed: every row read
   // Microseconds, summed over epochs: READY (or the poll that found the
   // epoch complete) to the last RESULT.
   std::uint64_t collect_micros = 0;
 };
+
+// The rows (cell index, the same in every register array) that hold the
+// values of `keys`, ascending and without repeats: the rows a collector that
+// owns `keys` reads by row, in the order of its COLLECTs. A worker's report
+// of written rows is a bitmap over this list.
+std::vector<std::uint32_t> CollectRows(const hot::HotSet& hot_set, std::span<const hot::Key> keys);
 
 class HotCollector {
  public:
@@ -122,6 +136,16 @@ class HotCollector {
   // std::invalid_argument when keys or vals do not match.
   void PublishUpdate(std::uint32_t epoch, std::span<const hot::Key> keys,
                      std::span<const float> vals);
+
+  // Worker `worker` wrote, in `epoch`, the rows whose bits are set in
+  // `bitmap`: bit k (byte k / 8, bit k % 8) is the k-th of CollectRows of
+  // this server's keys. Once every worker has reported an epoch, its COLLECTs
+  // read only the rows some worker wrote (within written_rows_grace of READY;
+  // a report that comes later, or none, costs reading every row, never a
+  // value). Ignored when not collecting by row, for an epoch already
+  // collected, or with a bitmap of the wrong size. Thread-safe.
+  void AddWrittenRows(std::uint32_t epoch, std::uint32_t worker,
+                      std::span<const std::uint8_t> bitmap);
 
   HotCollectorCounters counters() const;
 

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <bit>
 #include <deque>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -38,6 +40,18 @@ std::vector<hot::Key> SortedOwnedKeys(const hot::HotSet& hot_set, std::span<cons
 }
 
 }  // namespace
+
+std::vector<std::uint32_t> CollectRows(const hot::HotSet& hot_set, std::span<const hot::Key> keys) {
+  std::vector<std::uint32_t> rows;
+  for (const hot::Key key : keys) {
+    const std::uint32_t index = hot_set.Find(key);
+    if (index == hot::HotSet::kCold) continue;
+    for (const hot::CellAddress& cell : hot_set.CellsOf(index)) rows.push_back(cell.index);
+  }
+  std::sort(rows.begin(), rows.end());
+  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  return rows;
+}
 
 struct HotCollector::Impl {
   Impl(std::shared_ptr<const hot::HotSet> hot_set_in, std::span<const hot::Key> owned,
@@ -169,6 +183,17 @@ struct HotCollector::Impl {
   Clock::time_point UpdateExpiresAt(const PendingUpdate& update) const {
     return std::max(update.sent_at, last_update_ack) + update_retry.timeout();
   }
+  // Workers' reports of the rows they wrote, by epoch: the union so far and
+  // who reported. READY of next_epoch came at ready_since.
+  struct RowReports {
+    std::vector<std::uint8_t> written;
+    std::vector<bool> reported;
+    std::uint32_t workers = 0;
+  };
+  std::map<std::uint32_t, RowReports> row_reports;
+  std::optional<Clock::time_point> ready_since;
+  bool WaitingForRowReports(Clock::time_point now) const;
+
   RetryClock retry;
   HotCollectorCounters counters;
   EpochCallback on_epoch;
@@ -186,14 +211,10 @@ struct HotCollector::Impl {
 bool HotCollector::Impl::PlanRows(const wire::Header& header) {
   const std::uint32_t num_arrays = hot_set->layout().num_arrays;
   std::vector<std::int64_t> position_of_key(hot_set->size(), -1);
-  std::vector<std::uint32_t> rows;
   for (std::size_t i = 0; i < owned_keys.size(); ++i) {
-    const std::uint32_t key_index = hot_set->Find(owned_keys[i]);
-    position_of_key[key_index] = first_value[i];
-    for (const hot::CellAddress& cell : hot_set->CellsOf(key_index)) rows.push_back(cell.index);
+    position_of_key[hot_set->Find(owned_keys[i])] = first_value[i];
   }
-  std::sort(rows.begin(), rows.end());
-  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  const std::vector<std::uint32_t> rows = CollectRows(*hot_set, owned_keys);
   PackedValues row_plan;
   row_plan.value_of_slot.assign(rows.size() * num_arrays, kNoValue);
   for (std::size_t k = 0; k < rows.size(); ++k) {
@@ -244,6 +265,8 @@ void HotCollector::Impl::Run() {
         for (std::uint32_t k = 0; k < next_to_send; ++k) {
           if (!answered[k]) deadline = std::min(deadline, ExpiresAt(k));
         }
+      } else if (ready_since) {
+        deadline = std::min(deadline, *ready_since + options.written_rows_grace);
       } else if (plan_packets() > 0) {
         deadline = std::min(deadline, last_poll + options.ready_poll);
       }
@@ -429,6 +452,31 @@ void HotCollector::Impl::Start() {
   vals.assign(num_values, 0.0f);
   key_written.assign(owned_keys.size(), false);
   key_saturated.assign(owned_keys.size(), false);
+  ready_since.reset();
+
+  // Every worker said which rows it wrote: the others hold nothing of this
+  // epoch, so they count as answered empty and are never asked.
+  const auto reports = row_reports.find(next_epoch);
+  if (by_row && reports != row_reports.end() && reports->second.workers == options.num_workers) {
+    const std::vector<std::uint8_t>& written = reports->second.written;
+    for (std::uint32_t k = 0; k < plan_packets(); ++k) {
+      if (((written[k / 8] >> (k % 8)) & 1) != 0) continue;
+      answered[k] = true;
+      ++answered_count;
+      ++counters.rows_skipped;
+    }
+  } else if (by_row && options.written_rows_grace.count() > 0) {
+    ++counters.epochs_without_row_reports;
+  }
+  row_reports.erase(row_reports.begin(), row_reports.upper_bound(next_epoch));
+  if (answered_count == plan_packets()) Finish(HotPathStatus::kOk);
+}
+
+bool HotCollector::Impl::WaitingForRowReports(Clock::time_point now) const {
+  if (!by_row || options.written_rows_grace.count() == 0) return false;
+  const auto reports = row_reports.find(next_epoch);
+  if (reports != row_reports.end() && reports->second.workers == options.num_workers) return false;
+  return ready_since && now < *ready_since + options.written_rows_grace;
 }
 
 void HotCollector::Impl::Finish(HotPathStatus status) {
@@ -465,7 +513,11 @@ void HotCollector::Impl::Progress(Clock::time_point now) {
   if (plan_packets() == 0) return;
   if (!collecting) {
     if (ready_upto && *ready_upto >= next_epoch) {
+      if (!ready_since) ready_since = now;
+      if (WaitingForRowReports(now)) return;
       Start();
+      // No worker wrote any of this server's rows: on to the next epoch.
+      if (!collecting) return Progress(now);
     } else {
       if (now < last_poll + options.ready_poll) return;
       // Ask for the first packet: NOT_READY, or the data itself if READY was lost.
@@ -562,6 +614,35 @@ void HotCollector::PublishUpdate(std::uint32_t epoch, std::span<const hot::Key> 
       impl.updates.push_back(update);
     }
     impl.counters.update_packets += packets.size();
+  }
+  impl.socket.Wake();
+}
+
+void HotCollector::AddWrittenRows(std::uint32_t epoch, std::uint32_t worker,
+                                  std::span<const std::uint8_t> bitmap) {
+  Impl& impl = *impl_;
+  {
+    std::lock_guard lock(impl.mutex);
+    // Reports run at most a few epochs ahead of the one being collected;
+    // anything further is not a report of this job.
+    constexpr std::uint32_t kMaxEpochsAhead = 64;
+    const bool current = epoch > impl.next_epoch || (epoch == impl.next_epoch && !impl.collecting);
+    if (!impl.by_row || !current || epoch - impl.next_epoch > kMaxEpochsAhead ||
+        worker >= impl.options.num_workers || bitmap.size() != (impl.plan_packets() + 7) / 8) {
+      ++impl.counters.row_reports_ignored;
+      return;
+    }
+    Impl::RowReports& reports = impl.row_reports[epoch];
+    if (reports.reported.empty()) {
+      reports.written.assign(bitmap.size(), 0);
+      reports.reported.assign(impl.options.num_workers, false);
+    }
+    for (std::size_t i = 0; i < bitmap.size(); ++i) reports.written[i] |= bitmap[i];
+    if (!reports.reported[worker]) {
+      reports.reported[worker] = true;
+      ++reports.workers;
+    }
+    ++impl.counters.row_reports;
   }
   impl.socket.Wake();
 }

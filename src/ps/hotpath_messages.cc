@@ -345,6 +345,23 @@ std::optional<FallbackPush> DecodeFallbackPush(const std::string& body) {
   return push;
 }
 
+std::string Encode(const WrittenRows& rows) {
+  Writer w;
+  w.Put(rows.epoch);
+  w.Put(rows.worker);
+  w.PutList(rows.bitmap);
+  return w.Take();
+}
+
+std::optional<WrittenRows> DecodeWrittenRows(const std::string& body) {
+  Reader r(body);
+  WrittenRows rows;
+  if (!r.Get(&rows.epoch) || !r.Get(&rows.worker) || !r.GetList(&rows.bitmap) || !r.done()) {
+    return std::nullopt;
+  }
+  return rows;
+}
+
 std::string Encode(const Resume& resume) {
   Writer w;
   w.Put(resume.generation);

@@ -21,6 +21,9 @@
 //   VALUES  server -> workers (a REPAIR body asks): a worker's own values of
 //           some keys in an epoch, which it still keeps; the answer is a
 //           FALLBACK_PUSH. A server sums saturated keys exactly with them.
+//   WRITTEN_ROWS worker -> each server, with every epoch it pushes through
+//           the switch: which of the server's rows its hot values went to,
+//           so that the server reads only the rows some worker wrote.
 //
 // Both nodes run the same build, so the encoding is the host's byte order;
 // decoding checks every length and fails on a short or malformed body.
@@ -96,6 +99,15 @@ struct FallbackPush {
   std::vector<float> vals;            // key after key, hot-set lengths
 };
 
+// WRITTEN_ROWS: bit k of `bitmap` (byte k / 8, bit k % 8) says worker
+// `worker` wrote, in `epoch`, the k-th row of the receiving server's keys
+// (libra::hotpath::CollectRows order).
+struct WrittenRows {
+  uint32_t epoch = 0;
+  uint32_t worker = 0;
+  std::vector<uint8_t> bitmap;
+};
+
 // RESUME (and the answer to RESUME_QUERY, which only fills `first_epoch`
 // with the worker's next epoch).
 struct Resume {
@@ -128,6 +140,8 @@ std::string Encode(const SwitchDown& down);
 std::optional<SwitchDown> DecodeSwitchDown(const std::string& body);
 std::string Encode(const FallbackPush& push);
 std::optional<FallbackPush> DecodeFallbackPush(const std::string& body);
+std::string Encode(const WrittenRows& rows);
+std::optional<WrittenRows> DecodeWrittenRows(const std::string& body);
 std::string Encode(const Resume& resume);
 std::optional<Resume> DecodeResume(const std::string& body);
 

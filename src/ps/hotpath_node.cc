@@ -24,6 +24,7 @@ enum Head : int {
   kResumeQuery = 5,
   kResume = 6,
   kValues = 7,
+  kWrittenRows = 8,
 };
 
 // The node's own IPv4 address: the host it registered with (DMLC_NODE_HOST or
@@ -176,6 +177,16 @@ void HotPathNode::OnRequest(const SimpleData& request, SimpleApp* app) {
       }
       return;
     }
+    case kWrittenRows: {
+      std::optional<WrittenRows> rows = DecodeWrittenRows(request.body);
+      app->Response(request);
+      if (!rows) {
+        LOG(ERROR) << "libra: dropped a malformed WRITTEN_ROWS from node " << request.sender;
+      } else if (events.written_rows) {
+        events.written_rows(*rows);
+      }
+      return;
+    }
     case kSwitchDown: {
       std::optional<SwitchDown> down = DecodeSwitchDown(request.body);
       app->Response(request);
@@ -222,6 +233,10 @@ void HotPathNode::ReportSwitchDown(const SwitchDown& down) {
 
 void HotPathNode::SendFallbackPush(int server, const FallbackPush& push) {
   if (app_) app_->Request(kFallbackPush, Encode(push), Postoffice::ServerRankToID(server));
+}
+
+void HotPathNode::SendWrittenRows(int server, const WrittenRows& rows) {
+  if (app_) app_->Request(kWrittenRows, Encode(rows), Postoffice::ServerRankToID(server));
 }
 
 Install HotPathNode::JoinAndWait(const JoinRequest& join) {

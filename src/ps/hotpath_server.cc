@@ -50,6 +50,7 @@ class ServerPathImpl final : public ServerPath {
     };
     events.fallback_push = [this](const FallbackPush& push) { OnFallbackPush(push); };
     events.resume = [this](const Resume& resume) { OnResume(resume); };
+    events.written_rows = [this](const WrittenRows& rows) { OnWrittenRows(rows); };
     node->SetSwitchEvents(std::move(events));
     node->OnServerInstall([this](const Install& install, libra::UdpEndpoint local) {
       StartCollecting(install, local);
@@ -137,11 +138,27 @@ class ServerPathImpl final : public ServerPath {
     options.num_workers = install_.num_workers;
     options.first_epoch = first_epoch;
     options.collect_by_row = true;
+    options.written_rows_grace = kWrittenRowsGrace;
     std::vector<libra::hot::Key> owned(owned_keys_.begin(), owned_keys_.end());
     collector_ = std::make_unique<libra::hotpath::HotCollector>(
         install_.hot_set, owned, options,
         [this](CollectedEpoch epoch) { Deliver(std::move(epoch)); });
     publish_all_from_ = first_epoch;
+    for (const WrittenRows& rows : early_rows_) {
+      collector_->AddWrittenRows(rows.epoch, rows.worker, rows.bitmap);
+    }
+    early_rows_.clear();
+  }
+
+  // A worker's written rows: for the collector, or kept until it exists (a
+  // worker may push its first hot epoch before this server has its INSTALL).
+  void OnWrittenRows(const WrittenRows& rows) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (collector_) {
+      collector_->AddWrittenRows(rows.epoch, rows.worker, rows.bitmap);
+    } else if (early_rows_.size() < kMaxEarlyRows && !stopping_) {
+      early_rows_.push_back(rows);
+    }
   }
 
   // An epoch from the collector (its I/O thread) or the fallback aggregator.
@@ -447,6 +464,10 @@ class ServerPathImpl final : public ServerPath {
                         {"written_values", c.written_values},
                         {"collect_micros", c.collect_micros},
                         {"by_row", collector_->collects_by_row()},
+                        {"row_reports", c.row_reports},
+                        {"row_reports_ignored", c.row_reports_ignored},
+                        {"rows_skipped", c.rows_skipped},
+                        {"epochs_without_row_reports", c.epochs_without_row_reports},
                         {"saturated_values", c.saturated_values},
                         {"update_packets", c.update_packets},
                         {"update_acks", c.update_acks},
@@ -475,6 +496,12 @@ class ServerPathImpl final : public ServerPath {
 
   // Where the epochs come from: the switch, or the workers while it is down.
   std::unique_ptr<libra::hotpath::HotCollector> collector_;
+  // How long a collector waits after READY for the workers' WRITTEN_ROWS
+  // (they leave with the workers' pushes, ahead of their cold values) before
+  // it reads every row instead.
+  static constexpr std::chrono::milliseconds kWrittenRowsGrace{250};
+  static constexpr size_t kMaxEarlyRows = 4096;
+  std::vector<WrittenRows> early_rows_;                             // before the collector exists
   std::unique_ptr<libra::hotpath::FallbackAggregator> aggregator_;  // null: no hot keys
   uint32_t generation_ = 0;  // the hot path's incarnation (one per RESUME)
   bool fallback_ = false;

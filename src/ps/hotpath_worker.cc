@@ -14,6 +14,7 @@
 
 #include "hotpath_node.h"
 #include "libra/hot_key_table.h"
+#include "libra/hotpath_collector.h"
 #include "libra/hotpath_sender.h"
 #include "ps/internal/logging.h"
 #include "ps/internal/postoffice.h"
@@ -132,6 +133,7 @@ class WorkerPathImpl final : public WorkerPath {
     cold_values_ += cold->vals.size();
     Task task{epoch, {}, pull_back, hot.keys, std::move(done), generation_};
     if (sender_) {
+      SendWrittenRows(epoch, hot.keys);
       task.sent = sender_->Push(epoch, std::span<const Key>(hot.keys.data(), hot.keys.size()),
                                 std::span<const float>(hot.vals.data(), hot.vals.size()),
                                 std::span<const int>(hot.lens.data(), hot.lens.size()));
@@ -215,6 +217,7 @@ class WorkerPathImpl final : public WorkerPath {
     sender_options_.switch_address = Config().switch_data;
     sender_options_.local = join.address;
     sender_options_.key_owners.assign(key_owners_.begin(), key_owners_.end());
+    PlanWrittenRows();
     StartSender(install.job_id, install.first_epoch, 0);
     LOG(INFO) << "libra: worker " << join.rank << " on the hot path from epoch "
               << install.first_epoch << " (" << hot_set_->size() << " hot keys)";
@@ -375,6 +378,47 @@ class WorkerPathImpl final : public WorkerPath {
     }
     sent_to_servers_.push_back(std::move(kept));
     if (sent_to_servers_.size() > kEpochsKeptAfterSending) sent_to_servers_.pop_front();
+  }
+
+  // Each server reads only the rows some worker wrote (WRITTEN_ROWS): the
+  // position of every row of a server's keys in its CollectRows order.
+  void PlanWrittenRows() {
+    const uint32_t num_servers =
+        key_owners_.empty() ? 0 : *std::max_element(key_owners_.begin(), key_owners_.end()) + 1;
+    std::vector<std::vector<libra::hot::Key>> keys_of(num_servers);
+    for (size_t i = 0; i < key_owners_.size(); ++i) {
+      keys_of[key_owners_[i]].push_back(hot_set_->keys()[i].key);
+    }
+    row_position_.assign(num_servers, {});
+    rows_of_server_.assign(num_servers, 0);
+    for (uint32_t s = 0; s < num_servers; ++s) {
+      const std::vector<uint32_t> rows = libra::hotpath::CollectRows(*hot_set_, keys_of[s]);
+      row_position_[s].assign(hot_set_->layout().cells_per_array, -1);
+      for (size_t k = 0; k < rows.size(); ++k) row_position_[s][rows[k]] = static_cast<int32_t>(k);
+      rows_of_server_[s] = rows.size();
+    }
+  }
+
+  // Tells every server that owns hot keys which of its rows this epoch's hot
+  // values go to; sent before the values, so it is ahead of the cold ones.
+  void SendWrittenRows(uint32_t epoch, const SArray<Key>& hot_keys) {
+    std::vector<WrittenRows> reports(rows_of_server_.size());
+    for (size_t s = 0; s < reports.size(); ++s) {
+      reports[s].epoch = epoch;
+      reports[s].worker = sender_options_.worker_id;
+      reports[s].bitmap.assign((rows_of_server_[s] + 7) / 8, 0);
+    }
+    for (Key key : hot_keys) {
+      const uint32_t index = hot_set_->Find(key);
+      const uint32_t server = key_owners_[index];
+      for (const libra::hot::CellAddress& cell : hot_set_->CellsOf(index)) {
+        const int32_t k = row_position_[server][cell.index];
+        if (k >= 0) reports[server].bitmap[k / 8] |= static_cast<uint8_t>(1u << (k % 8));
+      }
+    }
+    for (size_t s = 0; s < reports.size(); ++s) {
+      if (rows_of_server_[s] > 0) node_->SendWrittenRows(static_cast<int>(s), reports[s]);
+    }
   }
 
   // The switch of this incarnation, or null when the keys of `epoch` go
@@ -683,6 +727,8 @@ class WorkerPathImpl final : public WorkerPath {
   float max_abs_ = 0;
   std::shared_ptr<const libra::hot::HotSet> hot_set_;  // null: the plain path
   std::vector<uint32_t> key_owners_;                   // server of each hot key (hot-set order)
+  std::vector<std::vector<int32_t>> row_position_;     // per server: row -> bit, or -1
+  std::vector<size_t> rows_of_server_;                 // per server: rows of its keys
   libra::hotpath::HotSenderOptions sender_options_;    // all but the job and the first epoch
   // The switch's side: null while the switch is down (fallback_).
   std::shared_ptr<libra::hotpath::HotSender> sender_;

@@ -1,5 +1,5 @@
 // Fuzzes the hot path's control-plane decoders (JOIN, INSTALL, REPAIR,
-// SWITCH_DOWN, FALLBACK_PUSH, RESUME): the first byte picks the decoder, the
+// SWITCH_DOWN, FALLBACK_PUSH, RESUME, WRITTEN_ROWS): the first byte picks the decoder, the
 // rest is the SimpleApp body. Invariants:
 //   - a body that decodes encodes back to the same bytes (INSTALL: the same
 //     up to what the encoder normalises: the enabled byte is 0 or 1);
@@ -61,7 +61,7 @@ void SumAsAServer(const FallbackPush& push) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
   const std::string body(reinterpret_cast<const char*>(data + 1), size - 1);
-  switch (data[0] % 6) {
+  switch (data[0] % 7) {
     case 0:
       RoundTrip<JoinRequest>(body, DecodeJoin, true);
       break;
@@ -89,8 +89,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (push) SumAsAServer(*push);
       break;
     }
-    default:
+    case 5:
       RoundTrip<Resume>(body, DecodeResume, true);
+      break;
+    default:
+      RoundTrip<WrittenRows>(body, DecodeWrittenRows, true);
       break;
   }
   return 0;

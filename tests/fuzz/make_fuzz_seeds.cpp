@@ -486,6 +486,8 @@ void ControlMessageSeeds() {
        "\x04" + ps::hotpath::Encode(ps::hotpath::FallbackPush{}));
   Save("hotpath_messages", "resume",
        "\x05" + ps::hotpath::Encode(ps::hotpath::Resume{1, 65537, 42}));
+  Save("hotpath_messages", "written_rows",
+       "\x06" + ps::hotpath::Encode(ps::hotpath::WrittenRows{7, 1, {0x0f, 0x00, 0x81}}));
 }
 
 void SwitchdSeeds() {

@@ -65,15 +65,20 @@ std::vector<std::vector<Key>> PartitionKeys(const hot::HotSet& set, int servers)
 }
 
 // One worker's hot push: a random subset of the hot keys, random gradients.
+// `sparse`: only from the first half of each half of the hot set (in
+// hot-set order, which fills rows in order), so that with two servers
+// owning a half each, every server has rows no worker writes.
 struct Push {
   std::vector<Key> keys;
   std::vector<float> vals;
 };
 
-Push MakePush(const hot::HotSet& set, std::mt19937_64& rng) {
+Push MakePush(const hot::HotSet& set, std::mt19937_64& rng, bool sparse = false) {
   std::uniform_real_distribution<float> value(-4.0f, 4.0f);
   Push push;
-  for (const hot::HotKey& key : set.keys()) {
+  for (std::size_t i = 0; i < set.keys().size(); ++i) {
+    const hot::HotKey& key = set.keys()[i];
+    if (sparse && i % (kHotKeys / 2) >= kHotKeys / 4) continue;
     if (rng() % 3 == 0) continue;
     push.keys.push_back(key.key);
     for (std::uint32_t v = 0; v < key.value_len; ++v) {
@@ -132,8 +137,8 @@ class EpochInbox {
 
 // A job of N HotSenders and M HotCollectors installed on a switchd.
 struct Cluster {
-  Cluster(SwitchdProcess& sw, int workers, int servers, RetryPolicy retry = {},
-          bool by_row = false) {
+  Cluster(SwitchdProcess& sw, int workers, int servers, RetryPolicy retry = {}, bool by_row = false,
+          bool report_rows = false) {
     hot_set = MakeHotSet();
     owned = PartitionKeys(*hot_set, servers);
     if (by_row && servers > 1) {
@@ -184,6 +189,8 @@ struct Cluster {
       options.num_workers = static_cast<std::uint32_t>(workers);
       options.retry = retry;
       options.collect_by_row = by_row;
+      // Long enough that a missing report shows as rows not skipped.
+      options.written_rows_grace = report_rows ? 2000ms : 0ms;
       collectors.push_back(std::make_unique<HotCollector>(
           hot_set, owned[s], options,
           [inbox = &inboxes[s]](CollectedEpoch epoch) { inbox->Put(std::move(epoch)); }));
@@ -277,6 +284,24 @@ struct Cluster {
     }
   }
 
+  // What the PS runtime's worker sends each server with its push
+  // (WRITTEN_ROWS): the server's rows that `push` writes.
+  void ReportWrittenRows(std::uint32_t epoch, int worker, const Push& push) {
+    for (std::size_t s = 0; s < collectors.size(); ++s) {
+      const std::vector<std::uint32_t> rows = CollectRows(*hot_set, owned[s]);
+      std::vector<std::uint8_t> bitmap((rows.size() + 7) / 8, 0);
+      for (const Key key : push.keys) {
+        if (std::count(owned[s].begin(), owned[s].end(), key) == 0) continue;
+        for (const hot::CellAddress& cell : hot_set->CellsOf(hot_set->Find(key))) {
+          const auto k = static_cast<std::size_t>(
+              std::lower_bound(rows.begin(), rows.end(), cell.index) - rows.begin());
+          bitmap[k / 8] |= static_cast<std::uint8_t>(1u << (k % 8));
+        }
+      }
+      collectors[s]->AddWrittenRows(epoch, static_cast<std::uint32_t>(worker), bitmap);
+    }
+  }
+
   // Reads all hot keys from a worker's replica at its last pushed epoch,
   // repairing a gap from the published values (as the integration will do
   // over ZeroMQ) when a REPLICA was lost. Returns the values.
@@ -333,7 +358,8 @@ struct Shape {
   int workers;
   int servers;
   double drop_rate;
-  bool by_row = false;  // servers COLLECT whole rows of their own
+  bool by_row = false;       // servers COLLECT whole rows of their own
+  bool report_rows = false;  // workers push sparsely and report their rows
 };
 
 class HotPathSwitchdTest : public ::testing::TestWithParam<Shape> {};
@@ -345,7 +371,7 @@ TEST_P(HotPathSwitchdTest, EpochsAggregateBitForBitAndReplicate) {
     flags = {"--drop-rate", std::to_string(shape.drop_rate), "--drop-seed", "7"};
   }
   SwitchdProcess sw(flags);
-  Cluster cluster(sw, shape.workers, shape.servers, RetryPolicy{}, shape.by_row);
+  Cluster cluster(sw, shape.workers, shape.servers, RetryPolicy{}, shape.by_row, shape.report_rows);
   for (const auto& collector : cluster.collectors) {
     EXPECT_EQ(collector->collects_by_row(), shape.by_row);
   }
@@ -355,7 +381,10 @@ TEST_P(HotPathSwitchdTest, EpochsAggregateBitForBitAndReplicate) {
   std::mutex repairs_mutex;
   for (std::uint32_t epoch = 0; epoch < kEpochs; ++epoch) {
     std::vector<Push> pushes;
-    for (int w = 0; w < shape.workers; ++w) pushes.push_back(MakePush(*cluster.hot_set, rng));
+    for (int w = 0; w < shape.workers; ++w) {
+      pushes.push_back(MakePush(*cluster.hot_set, rng, shape.report_rows));
+      if (shape.report_rows) cluster.ReportWrittenRows(epoch, w, pushes.back());
+    }
     std::vector<std::vector<float>> pulled(shape.workers);
     std::vector<std::thread> workers;
     for (int w = 0; w < shape.workers; ++w) {
@@ -382,6 +411,17 @@ TEST_P(HotPathSwitchdTest, EpochsAggregateBitForBitAndReplicate) {
     EXPECT_EQ(counters.fin_packets, kEpochs);
     EXPECT_GT(counters.bytes_sent, 0u);
   }
+  for (const auto& collector : cluster.collectors) {
+    const HotCollectorCounters counters = collector->counters();
+    if (shape.report_rows) {
+      // Rows no worker wrote were never asked for, and the sums are exact.
+      EXPECT_GT(counters.rows_skipped, 0u);
+      EXPECT_EQ(counters.epochs_without_row_reports, 0u);
+      EXPECT_EQ(counters.row_reports, std::uint64_t{kEpochs} * shape.workers);
+    } else {
+      EXPECT_EQ(counters.rows_skipped, 0u);
+    }
+  }
   const nlohmann::json switch_counters = cluster.control->Counters();
   EXPECT_EQ(switch_counters["events"]["epochs_ready"], kEpochs);
   ExpectNoDropsOnceInstalled(switch_counters);
@@ -401,20 +441,48 @@ TEST_P(HotPathSwitchdTest, EpochsAggregateBitForBitAndReplicate) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, HotPathSwitchdTest,
-                         ::testing::Values(Shape{2, 1, 0.0}, Shape{3, 2, 0.0}, Shape{4, 2, 0.0},
-                                           Shape{3, 2, 0.05}, Shape{4, 2, 0.2},
-                                           Shape{2, 1, 0.0, true}, Shape{3, 2, 0.0, true},
-                                           Shape{4, 2, 0.2, true}),
-                         [](const auto& info) {
-                           return std::to_string(info.param.workers) + "Workers" +
-                                  std::to_string(info.param.servers) + "Servers" +
-                                  (info.param.drop_rate > 0
-                                       ? "Loss" + std::to_string(int(info.param.drop_rate * 100)) +
-                                             "Percent"
-                                       : "Clean") +
-                                  (info.param.by_row ? "ByRow" : "");
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, HotPathSwitchdTest,
+    ::testing::Values(Shape{2, 1, 0.0}, Shape{3, 2, 0.0}, Shape{4, 2, 0.0}, Shape{3, 2, 0.05},
+                      Shape{4, 2, 0.2}, Shape{2, 1, 0.0, true}, Shape{3, 2, 0.0, true},
+                      Shape{4, 2, 0.2, true}, Shape{3, 2, 0.0, true, true},
+                      Shape{4, 2, 0.2, true, true}),
+    [](const auto& info) {
+      return std::to_string(info.param.workers) + "Workers" + std::to_string(info.param.servers) +
+             "Servers" +
+             (info.param.drop_rate > 0
+                  ? "Loss" + std::to_string(int(info.param.drop_rate * 100)) + "Percent"
+                  : "Clean") +
+             (info.param.by_row ? "ByRow" : "") + (info.param.report_rows ? "WrittenRowsOnly" : "");
+    });
+
+// A worker whose report of written rows never comes costs the grace and a
+// read of every row, never a value: the sums are still exact.
+TEST(HotPathSwitchd, AMissingRowReportMeansEveryRowIsRead) {
+  SwitchdProcess sw;
+  Cluster cluster(sw, 2, 1, RetryPolicy{}, /*by_row=*/true, /*report_rows=*/true);
+  std::mt19937_64 rng(5);
+  const std::vector<Push> pushes = {MakePush(*cluster.hot_set, rng, true),
+                                    MakePush(*cluster.hot_set, rng, true)};
+  cluster.ReportWrittenRows(0, 0, pushes[0]);  // worker 1 does not report
+  std::vector<std::thread> workers;
+  for (int w = 0; w < 2; ++w) {
+    workers.emplace_back([&, w] {
+      EXPECT_EQ(cluster.senders[w]->Push(0, pushes[w].keys, pushes[w].vals).get(),
+                HotPathStatus::kOk);
+    });
+  }
+  cluster.CollectCheckPublish(0, pushes);
+  for (auto& worker : workers) worker.join();
+  const HotCollectorCounters counters = cluster.collectors[0]->counters();
+  EXPECT_EQ(counters.row_reports, 1u);
+  EXPECT_EQ(counters.rows_skipped, 0u);
+  EXPECT_EQ(counters.epochs_without_row_reports, 1u);
+  // A report for an epoch already collected, or of the wrong size, is ignored.
+  cluster.ReportWrittenRows(0, 1, pushes[1]);
+  cluster.collectors[0]->AddWrittenRows(1, 0, std::vector<std::uint8_t>(1000, 0xff));
+  EXPECT_EQ(cluster.collectors[0]->counters().row_reports_ignored, 2u);
+}
 
 // Two epochs in flight: every worker pushes epochs 0, 1 and 2 at once.
 // Epochs 0 and 1 fill the two banks; epoch 2 must wait until epoch 0 is
