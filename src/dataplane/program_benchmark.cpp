@@ -39,11 +39,17 @@ ProgramBenchmarkResult RunProgramBenchmark(const ProgramBenchmarkOptions& option
 
   // One round: every worker sends packets_per_worker packets of one epoch;
   // the next round is the next epoch (its epoch field patched in place).
-  // Packet k carries cell k of every array, the order in which a packer
-  // drains its per-array queues, so all workers add into the same cells.
+  // Packet k of every worker carries the same cells (row k of every array,
+  // or the k-th row of each array's shuffle), so all workers add into them.
   const std::uint32_t packets_per_worker =
       std::min(options.packets_per_worker, options.cells_per_array);
   std::mt19937_64 rng(1);
+  std::vector<std::vector<std::uint32_t>> row_of_packet(options.slots_per_packet);
+  for (auto& rows : row_of_packet) {
+    rows.resize(packets_per_worker);
+    for (std::uint32_t k = 0; k < packets_per_worker; ++k) rows[k] = k;
+    if (options.scattered_rows) std::shuffle(rows.begin(), rows.end(), rng);
+  }
   std::uniform_real_distribution<float> value(-1.0f, 1.0f);
   std::vector<std::vector<std::uint8_t>> packets;
   std::vector<std::size_t> senders;
@@ -57,7 +63,7 @@ ProgramBenchmarkResult RunProgramBenchmark(const ProgramBenchmarkOptions& option
       header.seq = seq;
       header.slot_count = static_cast<std::uint16_t>(options.slots_per_packet);
       for (int j = 0; j < options.slots_per_packet; ++j) {
-        slots[j] = {true, false, seq, std::bit_cast<std::uint32_t>(value(rng))};
+        slots[j] = {true, false, row_of_packet[j][seq], std::bit_cast<std::uint32_t>(value(rng))};
       }
       packets.emplace_back(wire::EncodedSize(header.slot_count));
       wire::Encode(header, slots, packets.back());

@@ -12,7 +12,12 @@ struct ProgramBenchmarkOptions {
   int workers = 8;
   int slots_per_packet = 32;
   std::uint32_t cells_per_array = 8192;
-  std::uint32_t packets_per_worker = 1024;  // per epoch; packet k carries cell k of each array
+  std::uint32_t packets_per_worker = 1024;  // per epoch
+  // false: packet k carries row k of every array (how a packer fills packets
+  // when every array's queue holds the same rows); true: slot j of packet k
+  // carries a row drawn from a shuffle of array j's rows (sparse pushes),
+  // so a packet's cells lie in P different rows.
+  bool scattered_rows = false;
   int scale_bits = 16;
   double seconds = 2.0;
 };

@@ -66,6 +66,19 @@ class RegisterArrayGroup {
     }
   }
 
+  // One access to each array j in `arrays`, all to the same cell `index`:
+  // visit(row) gets the cells of that index in arrays 0 .. count() - 1, row[j]
+  // being array j's, and must touch only those of `arrays`. (The cells of one
+  // index are neighbours in memory, so a visitor can run the pair programs as
+  // one loop.)
+  template <typename Visit>
+  void AccessRow(PassId pass, std::uint64_t arrays, std::size_t index, Visit&& visit) {
+    Claim(pass, arrays);
+    if (index >= size_) [[unlikely]]
+      RefuseIndex(static_cast<std::size_t>(__builtin_ctzll(arrays | 1)), index);
+    visit(cells_.data() + index * count_);
+  }
+
   // One access to array j, cell `index`: returns the output of `program`.
   template <typename PairProgram>
   auto Execute(PassId pass, std::size_t j, std::size_t index, const PairProgram& program) {

@@ -37,11 +37,53 @@ AggregateCounts AggregateSlots(const PacketContext& ctx, PipelineState& state) {
   return counts;
 }
 
+// The slots among the first `count` whose index differs from slot 0's.
+LIBRA_SLOT_KERNEL std::uint64_t SlotsOffRow(const std::uint32_t* __restrict index,
+                                            std::size_t count) {
+  const std::uint32_t row = index[0];
+  return SlotMask(count, [&](std::size_t j) { return index[j] != row; });
+}
+
+// Slots 0 .. count-1 add into cells 0 .. count-1 of one row: the P pair
+// programs a Tofino runs in P stages, here one loop over neighbouring cells
+// without a branch, which the compiler vectorises.
+LIBRA_SLOT_KERNEL AggregateCounts AccumulateRow(RegisterPair* __restrict row,
+                                                const std::int32_t* __restrict fixed,
+                                                std::size_t count, std::uint32_t tag) {
+  std::uint32_t kept = 0;
+  std::uint32_t saturated = 0;
+  ForSlots(count, [&](std::size_t j) {
+    const std::uint32_t updated = AccumulateCleanValue(tag, fixed[j], row[j]);
+    kept += 1 - updated;
+    saturated += updated & (row[j].hi >> 31);  // an updated cell that carries the flag
+  });
+  return {count - kept, kept, saturated};
+}
+
+// The usual DATA packet: every slot valid, every value converted cleanly, and
+// every slot addressing the same row (a packer drains its per-array queues in
+// step, so packet k of an epoch carries row k of every array).
+bool IsOneCleanRow(const PacketContext& ctx) {
+  const std::size_t count = ctx.header.slot_count;
+  const std::uint64_t all = count >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << count) - 1;
+  return count != 0 && ctx.all_values_ok && ctx.valid_slots == all &&
+         SlotsOffRow(ctx.index.data(), count) == 0;
+}
+
 }  // namespace
 
 void AggregateStage(PacketContext& ctx, PipelineState& state) {
-  const AggregateCounts counts =
-      ctx.all_values_ok ? AggregateSlots<true>(ctx, state) : AggregateSlots<false>(ctx, state);
+  AggregateCounts counts;
+  if (IsOneCleanRow(ctx)) {
+    state.values.AccessRow(
+        ctx.pass, ctx.valid_slots, std::size_t{ctx.bank} * state.cells_per_array + ctx.index[0],
+        [&](RegisterPair* row) {
+          counts = AccumulateRow(row, ctx.fixed.data(), ctx.header.slot_count, ctx.epoch_tag);
+        });
+  } else {
+    counts =
+        ctx.all_values_ok ? AggregateSlots<true>(ctx, state) : AggregateSlots<false>(ctx, state);
+  }
   state.counters.Count(Event::kValuesAggregated, counts.aggregated);
   if (counts.stale != 0) state.counters.Count(Event::kValuesStale, counts.stale);
   if (counts.saturated != 0) state.counters.Count(Event::kSaturatedCellUpdates, counts.saturated);

@@ -74,6 +74,28 @@ struct AccumulateValue {
   }
 };
 
+// AccumulateValue for a value that converted cleanly (mark_saturated false),
+// with every decision made by selects instead of branches, so that a loop
+// over neighbouring cells vectorises (stage_aggregate.cpp). Same table, same
+// result: same epoch adds (saturating, flagging the cell on overflow), a
+// newer one replaces, an older one keeps. Returns false when it kept the
+// cell. Tests check it against AccumulateValue.
+inline bool AccumulateCleanValue(std::uint32_t tag, std::int32_t addend, RegisterPair& cell) {
+  const std::uint32_t stored = cell.hi & kTagMask;
+  const bool add = stored == tag;     // EpochOrder::kSame -> CellAction::kAdd
+  const bool replace = tag > stored;  // EpochOrder::kPacketNewer -> CellAction::kReplace
+  const auto value = static_cast<std::uint32_t>(addend);
+  const std::uint32_t sum = cell.lo + value;
+  // Signed overflow: both operands have one sign, the wrapped sum the other.
+  const bool overflow = (((cell.lo ^ sum) & (value ^ sum)) >> 31) != 0;
+  const std::uint32_t limit = 0x7fffffffu + (value >> 31);  // INT32_MAX, or INT32_MIN if negative
+  const std::uint32_t added_lo = overflow ? limit : sum;
+  const std::uint32_t added_hi = cell.hi | (overflow ? kSaturatedTagBit : 0u);
+  cell.lo = add ? added_lo : (replace ? value : cell.lo);
+  cell.hi = add ? added_hi : (replace ? tag : cell.hi);
+  return add || replace;
+}
+
 // Whether a value cell carries the saturation flag.
 inline bool IsSaturated(const RegisterPair& cell) { return (cell.hi & kSaturatedTagBit) != 0; }
 

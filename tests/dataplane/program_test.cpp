@@ -167,6 +167,43 @@ class ProgramTest : public ::testing::Test {
     return Float(codec.ToFloatBits(sum));
   }
   std::uint64_t Drops(DropReason reason) const { return program_.counters()[reason]; }
+  // Sends kPackets DATA packets per worker in epoch 0, each packet's slots from
+  // `make_values`, then checks every cell's RESULT against sums computed here.
+  template <typename MakeValues>
+  void ExpectSumsMatchReference(MakeValues make_values) {
+    const FixedPointCodec codec(kScale);
+    std::map<std::pair<int, std::uint32_t>, std::int32_t> sums;  // (array, cell) -> fixed sum
+    std::map<std::pair<int, std::uint32_t>, bool> flagged;
+    constexpr std::uint32_t kPackets = 40;
+    for (std::uint32_t seq = 0; seq < kPackets; ++seq) {
+      for (int w = 0; w < kWorkers; ++w) {
+        const std::vector<SlotValue> values = make_values(seq);
+        ASSERT_EQ(SendData(w, 0, seq, values).size(), 1u);
+        for (const SlotValue& v : values) {
+          const FixedValue fixed = codec.ToFixed(Bits(v.value));
+          const SaturatingSum sum = SaturatingAdd(sums[{v.slot, v.index}], fixed.value);
+          sums[{v.slot, v.index}] = sum.value;
+          if (sum.saturated || fixed.status != ConversionStatus::kOk)
+            flagged[{v.slot, v.index}] = true;
+        }
+      }
+    }
+    for (int w = 0; w < kWorkers; ++w) SendFin(w, 0, kPackets);
+    EXPECT_EQ(program_.counters().TotalDrops(), 0u);
+    for (std::uint32_t i = 0; i < kCells; ++i) {
+      std::vector<SlotValue> ask;
+      for (int j = 0; j < kSlots; ++j) ask.push_back({j, i, 0});
+      const auto result = SendCollect(0, 0, ask);
+      ASSERT_EQ(result.size(), 1u);
+      for (int j = 0; j < kSlots; ++j) {
+        const auto key = std::make_pair(j, i);
+        const std::int32_t expected = sums.count(key) != 0 ? sums[key] : 0;
+        EXPECT_EQ(Answered(result[0], j), sums.count(key) != 0) << j << "," << i;
+        EXPECT_EQ(Bits(SumAt(result[0], j)), codec.ToFloatBits(expected)) << j << "," << i;
+        EXPECT_EQ(SaturatedAt(result[0], j), flagged.count(key) != 0) << j << "," << i;
+      }
+    }
+  }
 
   Program program_;
 };
@@ -300,6 +337,21 @@ TEST_F(ProgramTest, ReCollectReadsTheSameBits) {
     EXPECT_EQ(Bits(SumAt(first[0], j)), Bits(SumAt(second[0], j)));
   }
   EXPECT_EQ(Bits(SumAt(first[0], 3)), Bits(Reference({-7.5f, -15.0f, -22.5f})));
+}
+
+TEST_F(ProgramTest, DataOfAnOlderEpochLeavesTheNewerBankAlone) {
+  // Worker 0 is two epochs ahead of worker 1: the same bank, a newer tag.
+  ASSERT_EQ(SendData(0, 2, 0, {{0, 3, 1.0f}, {1, 3, 2.0f}}).size(), 1u);
+  ASSERT_EQ(SendData(1, 0, 0, {{0, 3, 5.0f}, {1, 3, 6.0f}}).size(), 1u);  // one row: both stale
+  ASSERT_EQ(SendData(1, 0, 1, {{0, 3, 5.0f}, {1, 4, 6.0f}}).size(), 1u);  // two rows: one stale
+  EXPECT_EQ(program_.counters()[Event::kValuesStale], 3u);
+  EXPECT_EQ(program_.counters()[Event::kValuesAggregated], 3u);
+  SendFin(0, 2, 1);
+  for (int w = 1; w < kWorkers; ++w) SendFin(w, 2, 0);
+  const auto result = SendCollect(0, 2, {{0, 3, 0}, {1, 3, 0}});
+  ASSERT_EQ(result.size(), 1u);
+  EXPECT_EQ(SumAt(result[0], 0), 1.0f);
+  EXPECT_EQ(SumAt(result[0], 1), 2.0f);
 }
 
 TEST_F(ProgramTest, BankIsReusedTwoEpochsLater) {
@@ -445,43 +497,35 @@ TEST_F(ProgramTest, RandomEpochMatchesReferenceSums) {
   std::uniform_int_distribution<int> coin(0, 3);
   std::uniform_int_distribution<std::uint32_t> cell(0, kCells - 1);
   std::uniform_real_distribution<float> small(-2.0f, 2.0f);
-  const FixedPointCodec codec(kScale);
-  std::map<std::pair<int, std::uint32_t>, std::int32_t> sums;  // (array, cell) -> fixed sum
-  std::map<std::pair<int, std::uint32_t>, bool> flagged;
-  constexpr std::uint32_t kPackets = 40;
-  for (std::uint32_t seq = 0; seq < kPackets; ++seq) {
-    for (int w = 0; w < kWorkers; ++w) {
-      std::vector<SlotValue> values;
-      for (int j = 0; j < kSlots; ++j) {
-        if (coin(rng) == 0) continue;  // a hole
-        const float x = coin(rng) == 0 && seq % 7 == 0 ? 30000.0f : small(rng);
-        values.push_back({j, cell(rng), x});
-      }
-      ASSERT_EQ(SendData(w, 0, seq, values).size(), 1u);
-      for (const SlotValue& v : values) {
-        const FixedValue fixed = codec.ToFixed(Bits(v.value));
-        const SaturatingSum sum = SaturatingAdd(sums[{v.slot, v.index}], fixed.value);
-        sums[{v.slot, v.index}] = sum.value;
-        if (sum.saturated || fixed.status != ConversionStatus::kOk)
-          flagged[{v.slot, v.index}] = true;
-      }
-    }
-  }
-  for (int w = 0; w < kWorkers; ++w) SendFin(w, 0, kPackets);
-  EXPECT_EQ(program_.counters().TotalDrops(), 0u);
-  for (std::uint32_t i = 0; i < kCells; ++i) {
-    std::vector<SlotValue> ask;
-    for (int j = 0; j < kSlots; ++j) ask.push_back({j, i, 0});
-    const auto result = SendCollect(0, 0, ask);
-    ASSERT_EQ(result.size(), 1u);
+  ExpectSumsMatchReference([&](std::uint32_t seq) {
+    std::vector<SlotValue> values;
     for (int j = 0; j < kSlots; ++j) {
-      const auto key = std::make_pair(j, i);
-      const std::int32_t expected = sums.count(key) != 0 ? sums[key] : 0;
-      EXPECT_EQ(Answered(result[0], j), sums.count(key) != 0) << j << "," << i;
-      EXPECT_EQ(Bits(SumAt(result[0], j)), codec.ToFloatBits(expected)) << j << "," << i;
-      EXPECT_EQ(SaturatedAt(result[0], j), flagged.count(key) != 0) << j << "," << i;
+      if (coin(rng) == 0) continue;  // a hole
+      const float x = coin(rng) == 0 && seq % 7 == 0 ? 30000.0f : small(rng);
+      values.push_back({j, cell(rng), x});
     }
-  }
+    return values;
+  });
+}
+
+// The packer's usual packet: every slot valid, all on one row, every value
+// in range (the aggregate stage's branch-free row loop), with sums that
+// overflow now and then.
+TEST_F(ProgramTest, RandomOneRowPacketsMatchReferenceSums) {
+  std::mt19937 rng(12);
+  std::uniform_int_distribution<int> coin(0, 2);
+  std::uniform_int_distribution<std::uint32_t> cell(0, kCells - 1);
+  std::uniform_real_distribution<float> small(-2.0f, 2.0f);
+  std::uniform_real_distribution<float> large(9000.0f, 16000.0f);  // in range; sums overflow
+  ExpectSumsMatchReference([&](std::uint32_t) {
+    const std::uint32_t row = cell(rng);
+    std::vector<SlotValue> values;
+    for (int j = 0; j < kSlots; ++j)
+      values.push_back({j, row, coin(rng) == 0 ? large(rng) : small(rng)});
+    return values;
+  });
+  EXPECT_GT(program_.counters()[Event::kSaturatedCellUpdates], 0u);
+  EXPECT_EQ(program_.counters()[Event::kValuesSaturated], 0u);  // the sums did, not the values
 }
 
 TEST_F(ProgramTest, UpdateIsReplicatedToEveryWorkerAndAckedToItsServer) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "dataplane/register_array_group.h"
 #include "dataplane/stateful_ops.h"
 
@@ -70,6 +72,23 @@ TEST(RegisterArrayGroupTest, OneAccessPerArrayPerPassOverTheWholeGroup) {
   EXPECT_EQ(visits, 7);
 }
 
+TEST(RegisterArrayGroupTest, ARowAccessClaimsItsArraysAndSeesNeighbouringCells) {
+  RegisterArrayGroup group("value_", 3, 8);
+  group.AccessRow(1, 0b011, 5, [](RegisterPair* row) {
+    row[0].lo = 10;
+    row[1].lo = 11;
+  });
+  EXPECT_EQ(group.Peek(0, 5).lo, 10u);
+  EXPECT_EQ(group.Peek(1, 5).lo, 11u);
+  EXPECT_EQ(group.Peek(2, 5).lo, 0u);
+  const std::uint32_t index[3] = {5, 5, 5};
+  auto nothing = [](std::size_t, RegisterPair&) {};
+  EXPECT_THROW(group.AccessEach(1, 0b010, index, 0, nothing), RegisterAccessError);  // 1 again
+  group.AccessEach(1, 0b100, index, 0, nothing);                                     // 2 is free
+  EXPECT_THROW(group.AccessRow(2, 0b1000, 0, [](RegisterPair*) {}), RegisterAccessError);
+  EXPECT_THROW(group.AccessRow(3, 0b001, 8, [](RegisterPair*) {}), RegisterAccessError);
+}
+
 TEST(RegisterArrayGroupTest, RejectsIndicesAndArraysOutOfRange) {
   RegisterArrayGroup group("value_", 3, 8);
   const std::uint32_t index[4] = {0, 5, 3, 0};
@@ -115,6 +134,28 @@ TEST(StatefulOpsTest, SaturationFlagIsStickyWithinTheEpochOnly) {
   EXPECT_TRUE(Read(cell, 0).saturated);
   EXPECT_FALSE(Accumulate(cell, 2, 1, false).saturated);
   EXPECT_TRUE(Accumulate(cell, 2, 0, true).saturated);
+}
+
+TEST(StatefulOpsTest, TheBranchFreeCleanValueProgramIsTheTableProgram) {
+  // Cells and addends chosen to hit every row of the table and both
+  // saturation limits: tags around the packet's, sums near INT32_MIN/MAX.
+  const std::int32_t edges[] = {0, 1, -1, 7, INT32_MAX, INT32_MIN, INT32_MAX - 3, INT32_MIN + 3};
+  std::mt19937 rng(5);
+  auto pick = [&](auto& values) { return values[rng() % std::size(values)]; };
+  for (int trial = 0; trial < 200000; ++trial) {
+    const std::uint32_t tag = EpochTag(3 + rng() % 3);
+    const std::uint32_t stored_tag = rng() % 8;  // older, same and newer than tag
+    RegisterPair cell{stored_tag | (rng() % 2 == 0 ? kSaturatedTagBit : 0u),
+                      static_cast<std::uint32_t>(rng() % 2 ? pick(edges) : std::int32_t(rng()))};
+    const std::int32_t addend = rng() % 2 ? pick(edges) : std::int32_t(rng());
+    RegisterPair by_table = cell;
+    const CellAction action = AccumulateValue{tag, addend, false}(by_table);
+    RegisterPair by_selects = cell;
+    const bool updated = AccumulateCleanValue(tag, addend, by_selects);
+    ASSERT_EQ(updated, action != CellAction::kKeep) << trial;
+    ASSERT_EQ(by_selects.hi, by_table.hi) << trial;
+    ASSERT_EQ(by_selects.lo, by_table.lo) << trial;
+  }
 }
 
 TEST(StatefulOpsTest, ReadInEpochSeesOlderCellsAsZero) {

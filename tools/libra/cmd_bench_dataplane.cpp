@@ -29,6 +29,7 @@ int RunBenchDataplane(const BenchDataplaneFlags& flags) {
                                  {"slots_per_packet", flags.options.slots_per_packet},
                                  {"workers", flags.options.workers},
                                  {"cells_per_array", flags.options.cells_per_array},
+                                 {"scattered_rows", flags.options.scattered_rows},
                                  {"packets", r.packets},
                                  {"values", r.values},
                                  {"seconds", r.seconds},
@@ -42,6 +43,7 @@ int RunBenchDataplane(const BenchDataplaneFlags& flags) {
                                  {"target_packets_per_second", 5e6}};
   std::printf("%-28s %14s\n", "dataplane (one thread)", "");
   std::printf("%-28s %14d\n", "slots per packet", flags.options.slots_per_packet);
+  std::printf("%-28s %14s\n", "rows per packet", flags.options.scattered_rows ? "P" : "1");
   std::printf("%-28s %14.2f M/s\n", "packets", r.packets_per_second / 1e6);
   std::printf("%-28s %14.2f M/s\n", "packets per CPU second", r.packets_per_cpu_second / 1e6);
   std::printf("%-28s %14.1f M/s\n", "values", r.values_per_second / 1e6);
@@ -74,6 +76,8 @@ void AddBenchDataplaneCommand(CLI::App& bench, Runner& run) {
   sub->add_option("--cells", flags->options.cells_per_array, "hot cells per register array")
       ->check(CLI::Range(1, 12288))
       ->capture_default_str();
+  sub->add_flag("--scattered-rows", flags->options.scattered_rows,
+                "slot j of a packet addresses a shuffled row of array j (not one row for all)");
   sub->callback([&run, flags] { run = [flags] { return RunBenchDataplane(*flags); }; });
 }
 

@@ -1,0 +1,28 @@
+#include "dataplane/program_benchmark.h"
+
+#include <gtest/gtest.h>
+
+namespace libra::dataplane {
+namespace {
+
+// The benchmark itself throws when a packet is dropped or seen as a
+// duplicate; here, in both layouts, every slot of every packet is added.
+TEST(ProgramBenchmarkTest, EverySlotOfEveryPacketIsAggregatedInBothLayouts) {
+  for (const bool scattered : {false, true}) {
+    ProgramBenchmarkOptions options;
+    options.workers = 3;
+    options.slots_per_packet = 8;
+    options.cells_per_array = 64;
+    options.packets_per_worker = 64;
+    options.scattered_rows = scattered;
+    options.seconds = 0.02;
+    const ProgramBenchmarkResult result = RunProgramBenchmark(options, PipelineProfile::Tofino1());
+    EXPECT_GT(result.packets, 0u) << scattered;
+    EXPECT_EQ(result.packets % (3 * 64), 0u) << scattered;  // whole epochs
+    EXPECT_EQ(result.values, result.packets * 8) << scattered;
+    EXPECT_GT(result.packets_per_cpu_second, 0.0) << scattered;
+  }
+}
+
+}  // namespace
+}  // namespace libra::dataplane
