@@ -60,6 +60,8 @@ std::string_view EventName(Event event) {
       return "values_rejected_nan_inf";
     case Event::kValuesSaturated:
       return "values_saturated";
+    case Event::kDataOneRow:
+      return "data_one_row";
     case Event::kValuesStale:
       return "values_stale";
     case Event::kSaturatedCellUpdates:

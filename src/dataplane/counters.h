@@ -33,6 +33,7 @@ enum class Event : std::uint8_t {
   kPacketsOut,
   kDataPackets,
   kDataDuplicates,
+  kDataOneRow,       // DATA added by the one-row loop (all slots valid, clean, one row)
   kRetransmissions,  // packets flagged as resends by their sender
   kValuesAggregated,
   kValuesRejected,        // infinity or NaN

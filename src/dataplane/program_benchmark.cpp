@@ -88,6 +88,7 @@ ProgramBenchmarkResult RunProgramBenchmark(const ProgramBenchmarkOptions& option
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.cpu_seconds = ThreadCpuSeconds() - cpu_start;
   result.values = program.counters()[Event::kValuesAggregated];
+  result.one_row_packets = program.counters()[Event::kDataOneRow];
   if (program.counters()[Event::kDataDuplicates] != 0 || program.counters().TotalDrops() != 0) {
     throw std::logic_error("benchmark packets were dropped or seen as duplicates");
   }

@@ -25,6 +25,7 @@ struct ProgramBenchmarkOptions {
 struct ProgramBenchmarkResult {
   std::uint64_t packets = 0;
   std::uint64_t values = 0;
+  std::uint64_t one_row_packets = 0;  // added by the aggregate stage's row loop
   double seconds = 0;
   // CPU time of the benchmark thread: on a shared machine the wall-clock rate
   // says how much of a core the thread got, the CPU rate what one core does.

@@ -75,6 +75,7 @@ bool IsOneCleanRow(const PacketContext& ctx) {
 void AggregateStage(PacketContext& ctx, PipelineState& state) {
   AggregateCounts counts;
   if (IsOneCleanRow(ctx)) {
+    state.counters.Count(Event::kDataOneRow);
     state.values.AccessRow(
         ctx.pass, ctx.valid_slots, std::size_t{ctx.bank} * state.cells_per_array + ctx.index[0],
         [&](RegisterPair* row) {

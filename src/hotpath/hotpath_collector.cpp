@@ -114,6 +114,8 @@ struct HotCollector::Impl {
   void HandleUpdateAck(const wire::Header& ack);
   void SendUpdates(Clock::time_point now);
   void Progress(Clock::time_point now);
+  void SendCollect(std::uint32_t k, Clock::time_point now, bool resend);
+  void DetectLosses(Clock::time_point now);
   void Start();
   void Finish(HotPathStatus status);
 
@@ -157,6 +159,17 @@ struct HotCollector::Impl {
   Clock::time_point last_answer;  // of the epoch being collected
   std::vector<Clock::time_point> sent_at;
   std::vector<bool> resent;  // an answer to a resent request is no RTT sample
+  // Loss detection by order (see DetectLosses): every send of a COLLECT gets
+  // the next number; `in_flight` lists the sends oldest first.
+  struct Send {
+    std::uint64_t order;
+    std::uint32_t k;
+  };
+  std::deque<Send> in_flight;
+  std::vector<std::uint64_t> first_send_order;
+  std::vector<std::uint64_t> last_send_order;
+  std::uint64_t sends = 0;
+  std::uint64_t newest_answered_send = 0;  // the latest send known to be answered
   std::uint32_t next_to_send = 0;
   std::uint32_t answered_count = 0;
   std::vector<float> vals;
@@ -413,6 +426,9 @@ void HotCollector::Impl::HandleResult(const wire::Message& result) {
     previous = slot.index;
   }
   answered[k] = true;
+  // The answer may be to the first send of k or a later one: the first is
+  // the safe reference (it says least about which later sends are lost).
+  newest_answered_send = std::max(newest_answered_send, first_send_order[k]);
   if (k < next_to_send && !resent[k]) {
     retry.OnRttSample(
         std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - sent_at[k]));
@@ -447,6 +463,10 @@ void HotCollector::Impl::Start() {
   answered.assign(plan_packets(), false);
   sent_at.assign(plan_packets(), Clock::time_point{});
   resent.assign(plan_packets(), false);
+  in_flight.clear();
+  first_send_order.assign(plan_packets(), 0);
+  last_send_order.assign(plan_packets(), 0);
+  newest_answered_send = 0;
   next_to_send = 0;
   answered_count = 0;
   vals.assign(num_values, 0.0f);
@@ -529,6 +549,7 @@ void HotCollector::Impl::Progress(Clock::time_point now) {
       return;
     }
   }
+  DetectLosses(now);
   // One expiry backs off once, however many requests it covers.
   const auto timeout = retry.timeout();
   bool timed_out = false;
@@ -545,20 +566,51 @@ void HotCollector::Impl::Progress(Clock::time_point now) {
         return;
       }
     }
-    plan.packets[k].SetFlags(plan_flags() | wire::kFlagRetransmission);
-    out.Add(plan.packets[k].view());
-    sent_at[k] = now;
-    resent[k] = true;
-    ++counters.retransmissions;
+    SendCollect(k, now, /*resend=*/true);
   }
   // New requests, at most `window` outstanding; a packet answered by a poll
   // is not asked again.
   for (; outstanding < options.window && next_to_send < plan_packets(); ++next_to_send) {
     if (answered[next_to_send]) continue;
-    out.Add(plan.packets[next_to_send].view());
-    sent_at[next_to_send] = now;
+    SendCollect(next_to_send, now, /*resend=*/false);
     ++outstanding;
+  }
+}
+
+void HotCollector::Impl::SendCollect(std::uint32_t k, Clock::time_point now, bool resend) {
+  if (resend) {
+    plan.packets[k].SetFlags(plan_flags() | wire::kFlagRetransmission);
+    resent[k] = true;
+    ++counters.retransmissions;
+  } else {
     ++counters.collect_packets;
+  }
+  out.Add(plan.packets[k].view());
+  sent_at[k] = now;
+  last_send_order[k] = ++sends;
+  if (!resend) first_send_order[k] = sends;
+  in_flight.push_back({sends, k});
+}
+
+// The switch answers COLLECTs in the order they arrive, and between it and
+// this server each way is one path of FIFO queues: answers come back in the
+// order the requests were sent. So a request still unanswered once requests
+// sent kReorderTolerance or more sends after it have been answered was lost,
+// or its RESULT was (a shaper's queue overflowed): it is resent now rather
+// than after the timeout, which on a loaded link is hundreds of
+// milliseconds of an idle collector. The tolerance keeps a little
+// reordering elsewhere from resending much; a needless resend costs one
+// idempotent read.
+void HotCollector::Impl::DetectLosses(Clock::time_point now) {
+  constexpr std::uint64_t kReorderTolerance = 3;
+  while (!in_flight.empty() &&
+         in_flight.front().order + kReorderTolerance <= newest_answered_send) {
+    const Send send = in_flight.front();
+    in_flight.pop_front();
+    // Answered, or sent again since (that send has its own entry).
+    if (answered[send.k] || last_send_order[send.k] != send.order) continue;
+    ++counters.fast_retransmissions;
+    SendCollect(send.k, now, /*resend=*/true);
   }
 }
 

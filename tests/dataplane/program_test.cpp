@@ -506,11 +506,12 @@ TEST_F(ProgramTest, RandomEpochMatchesReferenceSums) {
     }
     return values;
   });
+  // Holes and scattered rows: (nearly) every packet takes the slot loop.
+  EXPECT_LT(program_.counters()[Event::kDataOneRow], program_.counters()[Event::kDataPackets] / 10);
 }
 
-// The packer's usual packet: every slot valid, all on one row, every value
-// in range (the aggregate stage's branch-free row loop), with sums that
-// overflow now and then.
+// Packets whose slots are all valid, on one row and in range (the aggregate
+// stage's branch-free row loop), with sums that overflow now and then.
 TEST_F(ProgramTest, RandomOneRowPacketsMatchReferenceSums) {
   std::mt19937 rng(12);
   std::uniform_int_distribution<int> coin(0, 2);
@@ -526,6 +527,7 @@ TEST_F(ProgramTest, RandomOneRowPacketsMatchReferenceSums) {
   });
   EXPECT_GT(program_.counters()[Event::kSaturatedCellUpdates], 0u);
   EXPECT_EQ(program_.counters()[Event::kValuesSaturated], 0u);  // the sums did, not the values
+  EXPECT_EQ(program_.counters()[Event::kDataOneRow], program_.counters()[Event::kDataPackets]);
 }
 
 TEST_F(ProgramTest, UpdateIsReplicatedToEveryWorkerAndAckedToItsServer) {

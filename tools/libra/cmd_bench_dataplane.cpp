@@ -32,6 +32,7 @@ int RunBenchDataplane(const BenchDataplaneFlags& flags) {
                                  {"scattered_rows", flags.options.scattered_rows},
                                  {"packets", r.packets},
                                  {"values", r.values},
+                                 {"one_row_packets", r.one_row_packets},
                                  {"seconds", r.seconds},
                                  {"cpu_seconds", r.cpu_seconds},
                                  {"packets_per_second", r.packets_per_second},
