@@ -60,9 +60,10 @@ LIBRA_SLOT_KERNEL AggregateCounts AccumulateRow(RegisterPair* __restrict row,
   return {count - kept, kept, saturated};
 }
 
-// The usual DATA packet: every slot valid, every value converted cleanly, and
-// every slot addressing the same row (a packer drains its per-array queues in
-// step, so packet k of an epoch carries row k of every array).
+// Every slot valid, every value converted cleanly, and every slot addressing
+// the same row: a packer's packet when its per-array queues hold the same
+// rows (a dense push of whole rows). Sparse pushes rarely give one (counted
+// as kDataOneRow); they take the slot loop.
 bool IsOneCleanRow(const PacketContext& ctx) {
   const std::size_t count = ctx.header.slot_count;
   const std::uint64_t all = count >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << count) - 1;
