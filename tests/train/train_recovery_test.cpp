@@ -422,6 +422,21 @@ TEST_F(TrainRecoveryTest, AKilledServerOfAHandStartedJobIsFoundByHeartbeats) {
                                          "--progress-interval",
                                          "0.2"};
   std::map<std::string, Started> nodes;
+  // Whatever fails below, no node outlives the test (the job runs 100 epochs).
+  struct KillAll {
+    std::map<std::string, Started>& nodes;
+    ~KillAll() {
+      for (auto& [name, node] : nodes) {
+        if (Alive(node.pid)) kill(node.pid, SIGKILL);
+        WaitFor(node.pid, 1);
+      }
+    }
+  } kill_all{nodes};
+  auto all_logs = [&nodes] {
+    std::string logs;
+    for (const auto& [name, node] : nodes) logs += "--- " + name + ":\n" + ReadFile(node.log);
+    return logs;
+  };
   for (const auto& [name, role, rank] :
        std::vector<std::tuple<std::string, std::string, std::string>>{
            {"scheduler", "scheduler", ""},
@@ -438,8 +453,7 @@ TEST_F(TrainRecoveryTest, AKilledServerOfAHandStartedJobIsFoundByHeartbeats) {
          Clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  ASSERT_NE(ReadFile(nodes["worker 0"].log).find("iteration"), std::string::npos)
-      << ReadFile(nodes["worker 0"].log);
+  ASSERT_NE(ReadFile(nodes["worker 0"].log).find("iteration"), std::string::npos) << all_logs();
   const auto killed_at = Clock::now();
   kill(nodes["server 0"].pid, SIGKILL);
   WaitFor(nodes["server 0"].pid, 5);
@@ -448,10 +462,6 @@ TEST_F(TrainRecoveryTest, AKilledServerOfAHandStartedJobIsFoundByHeartbeats) {
     status[name] = WaitFor(nodes[name].pid, 15);
   }
   const double seconds = std::chrono::duration<double>(Clock::now() - killed_at).count();
-  for (auto& [name, node] : nodes) {
-    if (Alive(node.pid)) kill(node.pid, SIGKILL);
-    WaitFor(node.pid, 1);
-  }
   for (const auto& [name, s] : status) EXPECT_EQ(s, 1) << name << ": " << ReadFile(nodes[name].log);
   // Timeout 2 s, heartbeats every 1 s, checked every 0.5 s.
   EXPECT_LT(seconds, 10.0);
