@@ -22,6 +22,14 @@
 
 namespace libra::hotpath {
 
+// A COLLECT's seq, echoed by the switch in its RESULT: the packet's number in
+// the server's plan of the epoch in the low kCollectSeqPacketBits bits, and
+// which send of it this is (0 the first, 1 the first resend, ..., at most
+// 255) in the high bits, so that the collector knows which send an answer
+// belongs to.
+inline constexpr unsigned kCollectSeqPacketBits = 24;
+inline constexpr std::uint32_t kCollectSeqPacketMask = (1u << kCollectSeqPacketBits) - 1;
+
 struct HotCollectorOptions {
   std::uint32_t job_id = 0;
   std::uint16_t server_id = 0;

@@ -23,6 +23,7 @@ struct EncodedPacket {
 
   std::span<const std::uint8_t> view() const { return {bytes.data(), length}; }
   void SetEpoch(std::uint32_t epoch) { wire::StoreBig32(&bytes[12], epoch); }
+  void SetSeq(std::uint32_t seq) { wire::StoreBig32(&bytes[16], seq); }
   void SetFlags(std::uint16_t flags) { wire::StoreBig16(&bytes[2], flags); }
 };
 

@@ -123,13 +123,13 @@ struct HotCollector::Impl {
   std::uint16_t plan_flags() const { return by_row ? wire::kFlagRow : 0; }
   bool PlanRows(const wire::Header& header);
 
-  // A request is late once the timeout has passed both since it was sent and
-  // since the last answer (TCP restarts its timer on every ACK the same way):
-  // a large window's requests queue behind each other on a slow link, and
-  // while answers keep coming the tail is waiting, not lost.
-  Clock::time_point ExpiresAt(std::uint32_t k,
-                              std::optional<std::chrono::microseconds> timeout = {}) const {
-    return std::max(sent_at[k], last_answer) + timeout.value_or(retry.timeout());
+  // A request is late once the timeout has passed since it was sent, since
+  // the last answer and since the last timeout (TCP restarts its timer on
+  // every ACK and every retransmission the same way): a large window's
+  // requests queue behind each other on a slow link, and while answers keep
+  // coming the tail is waiting, not lost.
+  Clock::time_point ExpiresAt(std::uint32_t k) const {
+    return std::max({sent_at[k], last_answer, last_timeout}) + retry.timeout();
   }
 
   std::shared_ptr<const hot::HotSet> hot_set;
@@ -168,8 +168,11 @@ struct HotCollector::Impl {
   std::deque<Send> in_flight;
   std::vector<std::uint64_t> first_send_order;
   std::vector<std::uint64_t> last_send_order;
+  std::vector<std::uint8_t> attempts;  // resends of each packet so far (its seq's high bits)
   std::uint64_t sends = 0;
   std::uint64_t newest_answered_send = 0;  // the latest send known to be answered
+  // The last timeout restarts every request's timer, as TCP's does.
+  Clock::time_point last_timeout;
   std::uint32_t next_to_send = 0;
   std::uint32_t answered_count = 0;
   std::vector<float> vals;
@@ -382,7 +385,9 @@ void HotCollector::Impl::HandleReady(std::uint32_t epoch) {
 
 void HotCollector::Impl::HandleResult(const wire::Message& result) {
   const wire::Header& header = result.header;
-  if (header.epoch != next_epoch || header.seq >= plan_packets()) {
+  const std::uint32_t k = header.seq & kCollectSeqPacketMask;
+  const std::uint32_t attempt = header.seq >> kCollectSeqPacketBits;
+  if (header.epoch != next_epoch || k >= plan_packets()) {
     ++counters.duplicate_results;  // an answer to a resend of an epoch already done
     return;
   }
@@ -404,7 +409,6 @@ void HotCollector::Impl::HandleResult(const wire::Message& result) {
     ready_upto = std::max(ready_upto.value_or(next_epoch), next_epoch);
     Start();
   }
-  const std::uint32_t k = header.seq;
   if (answered[k]) {
     ++counters.duplicate_results;
     return;
@@ -426,9 +430,11 @@ void HotCollector::Impl::HandleResult(const wire::Message& result) {
     previous = slot.index;
   }
   answered[k] = true;
-  // The answer may be to the first send of k or a later one: the first is
-  // the safe reference (it says least about which later sends are lost).
-  newest_answered_send = std::max(newest_answered_send, first_send_order[k]);
+  // The seq says which send of k this answers: the latest, or else (an
+  // older send, or an attempt never made) the first, which says least about
+  // which later sends are lost.
+  newest_answered_send = std::max(
+      newest_answered_send, attempt == attempts[k] ? last_send_order[k] : first_send_order[k]);
   if (k < next_to_send && !resent[k]) {
     retry.OnRttSample(
         std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - sent_at[k]));
@@ -466,7 +472,9 @@ void HotCollector::Impl::Start() {
   in_flight.clear();
   first_send_order.assign(plan_packets(), 0);
   last_send_order.assign(plan_packets(), 0);
+  attempts.assign(plan_packets(), 0);
   newest_answered_send = 0;
+  last_timeout = Clock::time_point{};
   next_to_send = 0;
   answered_count = 0;
   vals.assign(num_values, 0.0f);
@@ -543,6 +551,7 @@ void HotCollector::Impl::Progress(Clock::time_point now) {
       // Ask for the first packet: NOT_READY, or the data itself if READY was lost.
       plan.packets[0].SetEpoch(next_epoch);
       plan.packets[0].SetFlags(plan_flags());
+      plan.packets[0].SetSeq(0);
       out.Add(plan.packets[0].view());
       last_poll = now;
       ++counters.ready_polls;
@@ -550,23 +559,30 @@ void HotCollector::Impl::Progress(Clock::time_point now) {
     }
   }
   DetectLosses(now);
-  // One expiry backs off once, however many requests it covers.
-  const auto timeout = retry.timeout();
-  bool timed_out = false;
+  // An expiry resends the oldest unanswered request only (by first send, so
+  // again the same one if it expires again, as TCP does), and restarts every
+  // timer. If the others were lost too, the answer to that resend comes
+  // after requests it overtakes and DetectLosses resends them all; if they
+  // were only queued (a loaded link), their answers come first and nothing
+  // else is resent.
   std::uint32_t outstanding = 0;
+  std::optional<std::uint32_t> oldest_expired;
   for (std::uint32_t k = 0; k < next_to_send; ++k) {
     if (answered[k]) continue;
     ++outstanding;
-    if (now < ExpiresAt(k, timeout)) continue;
-    if (!timed_out) {
-      timed_out = true;
-      ++counters.timeouts;
-      if (!retry.OnTimeout()) {
-        Finish(HotPathStatus::kSwitchUnresponsive);
-        return;
-      }
+    if (now < ExpiresAt(k)) continue;
+    if (!oldest_expired || first_send_order[k] < first_send_order[*oldest_expired]) {
+      oldest_expired = k;
     }
-    SendCollect(k, now, /*resend=*/true);
+  }
+  if (oldest_expired) {
+    ++counters.timeouts;
+    if (!retry.OnTimeout()) {
+      Finish(HotPathStatus::kSwitchUnresponsive);
+      return;
+    }
+    last_timeout = now;
+    SendCollect(*oldest_expired, now, /*resend=*/true);
   }
   // New requests, at most `window` outstanding; a packet answered by a poll
   // is not asked again.
@@ -581,10 +597,12 @@ void HotCollector::Impl::SendCollect(std::uint32_t k, Clock::time_point now, boo
   if (resend) {
     plan.packets[k].SetFlags(plan_flags() | wire::kFlagRetransmission);
     resent[k] = true;
+    if (attempts[k] < 255) ++attempts[k];
     ++counters.retransmissions;
   } else {
     ++counters.collect_packets;
   }
+  plan.packets[k].SetSeq(k | std::uint32_t{attempts[k]} << kCollectSeqPacketBits);
   out.Add(plan.packets[k].view());
   sent_at[k] = now;
   last_send_order[k] = ++sends;

@@ -275,7 +275,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       ++server.ignored;
       continue;
     }
-    if (h.epoch != server.next_epoch || h.seq >= plan_packets) {
+    // seq: the packet of the plan, and (high bits) which send it answers.
+    const std::uint32_t k = h.seq & hotpath::kCollectSeqPacketMask;
+    if (h.epoch != server.next_epoch || k >= plan_packets) {
       ++server.duplicates;
       continue;
     }
@@ -283,16 +285,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       ++server.not_ready;
       continue;
     }
-    if (server.answered[h.seq]) {
+    if (server.answered[k]) {
       ++server.duplicates;
       continue;
     }
     // A compacted RESULT: value i answers COLLECT slot index (bit index of
     // the written mask), which must have been asked (a cell of a value, not a
     // hole). The format makes them valid and in increasing order.
-    const std::uint16_t asked = wire::LoadBig16(&plan.packets[h.seq].bytes[10]);
+    const std::uint16_t asked = wire::LoadBig16(&plan.packets[k].bytes[10]);
     const auto position_of = [&](std::uint32_t j) {
-      return plan.value_of_slot[std::size_t{h.seq} * num_arrays + j];
+      return plan.value_of_slot[std::size_t{k} * num_arrays + j];
     };
     bool accepted = true;
     for (std::uint32_t i = 0; i < h.slot_count && accepted; ++i) {
@@ -304,7 +306,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       ++server.ignored;
       continue;
     }
-    server.answered[h.seq] = true;
+    server.answered[k] = true;
     ++server.results;
     for (std::uint32_t i = 0; i < h.slot_count; ++i) {
       const std::uint32_t position = position_of(m.slots[i].index);

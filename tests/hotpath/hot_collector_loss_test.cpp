@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "libra/hotpath_collector.h"
@@ -33,8 +34,16 @@ std::shared_ptr<const hot::HotSet> MakeHotSet() {
       hot::PlaceHotSet(keys, hot::SwitchLayout{8, 64, 2}, hot::HeatPlacement()));
 }
 
-// The switch's side: READY for epoch 0, then a RESULT (nothing written) for
-// every COLLECT except the first send of packet `lose`.
+// What the scripted switch does with a COLLECT: answer it, drop it, or
+// answer it after a delay (as if its RESULT waited in a loaded queue).
+// Answers leave in the order the requests came, as through a FIFO queue.
+struct Verdict {
+  enum Kind { kAnswer, kDrop, kHold } kind = kAnswer;
+  std::chrono::milliseconds hold{0};
+};
+
+// The switch's side: READY for epoch 0, then RESULTs (nothing written, seq
+// echoed) as `decide(packet, nth time asked)` says.
 struct ScriptedSwitch {
   switchd::UdpSocket socket{UdpEndpoint{0x7f000001, 0}};
   std::map<std::uint32_t, int> asked;    // COLLECTs received per packet
@@ -52,32 +61,45 @@ struct ScriptedSwitch {
     ASSERT_TRUE(socket.SendTo(bytes, to));
   }
 
-  // Answers until the collector delivers the epoch or `deadline` passes.
-  void Serve(const UdpEndpoint& collector, std::uint32_t lose, std::function<bool()> done,
-             Clock::time_point deadline) {
+  // Serves until `done()` or `deadline`.
+  void Serve(const UdpEndpoint& collector, std::function<Verdict(std::uint32_t, int)> decide,
+             std::function<bool()> done, Clock::time_point deadline) {
     Send(wire::MessageType::kReady, 0, collector);
+    std::multimap<Clock::time_point, std::uint32_t> held;  // answer time -> seq
     std::array<std::uint8_t, wire::kMaxMessageBytes + 64> buffer{};
     while (!done() && Clock::now() < deadline) {
+      while (!held.empty() && held.begin()->first <= Clock::now()) {
+        Send(wire::MessageType::kResult, held.begin()->second, collector);
+        held.erase(held.begin());
+      }
       UdpEndpoint from;
-      const int n = socket.ReceiveFrom(buffer, &from, 20);
+      const int n = socket.ReceiveFrom(buffer, &from, 5);
       if (n <= 0) continue;
       wire::Header header;
       const auto bytes = std::span<const std::uint8_t>(buffer.data(), static_cast<std::size_t>(n));
       if (wire::DecodeHeader(bytes, &header) != wire::DecodeError::kNone) continue;
       if (header.type != wire::MessageType::kCollect) continue;
-      if ((header.flags & wire::kFlagRetransmission) != 0) ++resends[header.seq];
-      if (++asked[header.seq] == 1 && header.seq == lose) continue;  // this RESULT is "lost"
-      Send(wire::MessageType::kResult, header.seq, from);
+      const std::uint32_t k = header.seq & kCollectSeqPacketMask;
+      if ((header.flags & wire::kFlagRetransmission) != 0) ++resends[k];
+      const Verdict verdict = decide(k, ++asked[k]);
+      if (verdict.kind == Verdict::kDrop) continue;
+      // One FIFO queue: an answer never overtakes one that is held.
+      Clock::time_point at = Clock::now() + verdict.hold;
+      if (!held.empty()) at = std::max(at, std::prev(held.end())->first);
+      held.emplace(at, header.seq);
     }
   }
 };
 
-TEST(HotCollectorLoss, ALostResultIsResentOnceLaterOnesAreAnsweredNotAfterATimeout) {
+// One collector of epoch 0 (25 COLLECTs, all sent at once) against a
+// scripted switch; returns its counters once the epoch is delivered.
+HotCollectorCounters CollectAgainst(ScriptedSwitch& sw,
+                                    std::function<Verdict(std::uint32_t, int)> decide,
+                                    std::chrono::milliseconds timeout) {
   const auto hot_set = MakeHotSet();
   std::vector<hot::Key> owned;
   for (const hot::HotKey& key : hot_set->keys()) owned.push_back(key.key);
   std::sort(owned.begin(), owned.end());
-  ScriptedSwitch sw;
   HotCollectorOptions options;
   options.job_id = kJobId;
   options.server_id = 0;
@@ -85,37 +107,84 @@ TEST(HotCollectorLoss, ALostResultIsResentOnceLaterOnesAreAnsweredNotAfterATimeo
   options.num_workers = 2;
   options.collect_by_row = true;
   options.written_rows_grace = 0ms;
-  // A timeout far longer than the test: only loss detection by order can
-  // resend in time.
-  options.retry.initial_timeout = 30s;
-  options.retry.max_timeout = 30s;
+  options.ready_poll = 10s;  // READY comes at once; no poll races it
+  options.retry.initial_timeout = timeout;
+  options.retry.max_timeout = timeout * 8;
   std::optional<CollectedEpoch> collected;
   std::mutex mutex;
   HotCollector collector(hot_set, owned, options, [&](CollectedEpoch epoch) {
     std::lock_guard lock(mutex);
     collected = std::move(epoch);
   });
-  constexpr std::uint32_t kLost = 3;
   sw.Serve(
-      collector.local(), kLost,
+      collector.local(), std::move(decide),
       [&] {
         std::lock_guard lock(mutex);
         return collected.has_value();
       },
       Clock::now() + 10s);
   std::lock_guard lock(mutex);
-  ASSERT_TRUE(collected.has_value());
-  EXPECT_EQ(collected->status, HotPathStatus::kOk);
-  EXPECT_EQ(collected->epoch, 0u);
+  EXPECT_TRUE(collected.has_value());
+  if (collected) {
+    EXPECT_EQ(collected->status, HotPathStatus::kOk);
+  }
   const HotCollectorCounters counters = collector.counters();
   EXPECT_EQ(counters.collect_packets, 25u);
+  return counters;
+}
+
+TEST(HotCollectorLoss, ALostResultIsResentOnceLaterOnesAreAnsweredNotAfterATimeout) {
+  ScriptedSwitch sw;
+  constexpr std::uint32_t kLost = 3;
+  // A timeout far longer than the test: only loss detection by order can
+  // resend in time.
+  const HotCollectorCounters counters = CollectAgainst(
+      sw,
+      [](std::uint32_t k, int nth) {
+        return Verdict{k == kLost && nth == 1 ? Verdict::kDrop : Verdict::kAnswer};
+      },
+      30s);
   EXPECT_EQ(counters.timeouts, 0u);
   EXPECT_EQ(counters.fast_retransmissions, 1u);
   EXPECT_EQ(counters.retransmissions, 1u);
-  // (Packet 0 may also have been asked once as a poll, if that went out
-  // before READY came.)
   EXPECT_EQ(sw.asked[kLost], 2);
   EXPECT_EQ(sw.resends, (std::map<std::uint32_t, int>{{kLost, 1}}));
+}
+
+TEST(HotCollectorLoss, ALostTailCostsOneTimeoutAndOneResendOfEachLostPacket) {
+  // The last five RESULTs are lost: no later answer shows it, so the timer
+  // does; its resend of the oldest (20) is answered after the others would
+  // have been, which shows 21-24 lost too.
+  ScriptedSwitch sw;
+  const HotCollectorCounters counters = CollectAgainst(
+      sw,
+      [](std::uint32_t k, int nth) {
+        return Verdict{k >= 20 && nth == 1 ? Verdict::kDrop : Verdict::kAnswer};
+      },
+      50ms);
+  EXPECT_EQ(counters.timeouts, 1u);
+  EXPECT_EQ(counters.fast_retransmissions, 4u);
+  EXPECT_EQ(counters.retransmissions, 5u);
+  EXPECT_EQ(sw.resends,
+            (std::map<std::uint32_t, int>{{20, 1}, {21, 1}, {22, 1}, {23, 1}, {24, 1}}));
+}
+
+TEST(HotCollectorLoss, ResultsQueuedPastTheTimeoutCostResendsOfTheOldestOnly) {
+  // RESULTs 10-24 wait 400 ms (a loaded link) against a 20 ms timeout: each
+  // expiry resends packet 10 alone (its answer queues behind the others),
+  // never the whole window, and nothing is resent by order.
+  ScriptedSwitch sw;
+  const HotCollectorCounters counters = CollectAgainst(
+      sw,
+      [](std::uint32_t k, int nth) {
+        return k >= 10 && nth == 1 ? Verdict{Verdict::kHold, 400ms} : Verdict{Verdict::kAnswer};
+      },
+      20ms);
+  EXPECT_GE(counters.timeouts, 1u);
+  EXPECT_EQ(counters.fast_retransmissions, 0u);
+  ASSERT_EQ(sw.resends.size(), 1u);
+  EXPECT_EQ(sw.resends.begin()->first, 10u);
+  EXPECT_EQ(counters.retransmissions, counters.timeouts);
 }
 
 }  // namespace
