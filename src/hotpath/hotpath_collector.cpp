@@ -158,7 +158,6 @@ struct HotCollector::Impl {
   Clock::time_point collect_started;
   Clock::time_point last_answer;  // of the epoch being collected
   std::vector<Clock::time_point> sent_at;
-  std::vector<bool> resent;  // an answer to a resent request is no RTT sample
   // Loss detection by order (see DetectLosses): every send of a COLLECT gets
   // the next number; `in_flight` lists the sends oldest first.
   struct Send {
@@ -435,7 +434,8 @@ void HotCollector::Impl::HandleResult(const wire::Message& result) {
   // which later sends are lost.
   newest_answered_send = std::max(
       newest_answered_send, attempt == attempts[k] ? last_send_order[k] : first_send_order[k]);
-  if (k < next_to_send && !resent[k]) {
+  // An answer to a resent request is no RTT sample (Karn).
+  if (k < next_to_send && attempts[k] == 0) {
     retry.OnRttSample(
         std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - sent_at[k]));
   }
@@ -468,7 +468,6 @@ void HotCollector::Impl::Start() {
   last_answer = collect_started;
   answered.assign(plan_packets(), false);
   sent_at.assign(plan_packets(), Clock::time_point{});
-  resent.assign(plan_packets(), false);
   in_flight.clear();
   first_send_order.assign(plan_packets(), 0);
   last_send_order.assign(plan_packets(), 0);
@@ -596,7 +595,6 @@ void HotCollector::Impl::Progress(Clock::time_point now) {
 void HotCollector::Impl::SendCollect(std::uint32_t k, Clock::time_point now, bool resend) {
   if (resend) {
     plan.packets[k].SetFlags(plan_flags() | wire::kFlagRetransmission);
-    resent[k] = true;
     if (attempts[k] < 255) ++attempts[k];
     ++counters.retransmissions;
   } else {
