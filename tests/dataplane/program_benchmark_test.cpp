@@ -16,14 +16,33 @@ TEST(ProgramBenchmarkTest, EverySlotOfEveryPacketIsAggregatedInBothLayouts) {
     options.cells_per_array = 64;
     options.packets_per_worker = 64;
     options.scattered_rows = scattered;
-    options.seconds = 0.02;
-    const ProgramBenchmarkResult result = RunProgramBenchmark(options, PipelineProfile::Tofino1());
+    const ProgramBenchmarkResult result =
+        RunProgramBenchmark(MakeRowTraffic(options), 0.02, PipelineProfile::Tofino1());
     EXPECT_GT(result.packets, 0u) << scattered;
     EXPECT_EQ(result.packets % (3 * 64), 0u) << scattered;  // whole epochs
     EXPECT_EQ(result.values, result.packets * 8) << scattered;
     EXPECT_GT(result.packets_per_cpu_second, 0.0) << scattered;
     EXPECT_EQ(result.one_row_packets, scattered ? 0u : result.packets) << scattered;
   }
+}
+
+}  // namespace
+}  // namespace libra::dataplane
+
+namespace libra::dataplane {
+namespace {
+
+TEST(ProgramBenchmarkTest, TrafficOfAWorkerTheJobDoesNotHaveIsRefused) {
+  ProgramBenchmarkOptions options;
+  options.workers = 2;
+  options.cells_per_array = 16;
+  BenchTraffic traffic = MakeRowTraffic(options);
+  traffic.epochs[0][1].worker = 2;
+  EXPECT_THROW(RunProgramBenchmark(traffic, 0.01, PipelineProfile::Tofino1()),
+               std::invalid_argument);
+  traffic.epochs.clear();
+  EXPECT_THROW(RunProgramBenchmark(traffic, 0.01, PipelineProfile::Tofino1()),
+               std::invalid_argument);
 }
 
 }  // namespace
