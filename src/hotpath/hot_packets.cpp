@@ -44,16 +44,32 @@ PackedValues PackHotValues(const hot::HotSet& hot_set, hot::LayoutAwarePacker& p
                            std::span<const float> vals) {
   const std::uint32_t num_arrays = packer.num_arrays();
   packer.Clear();
-  // The packer carries the value itself; the slot's origin (needed to map a
-  // RESULT back to a key) rides in a parallel queue per array, built in the
-  // same order, so the k-th value of array j in both queues is the same one.
-  std::vector<std::vector<std::uint32_t>> origin(num_arrays);
+  // Each array's values go out in order of cell index (row): packet k then
+  // takes the k-th lowest row still queued in every array, so its cells lie
+  // in the same or neighbouring rows. Rows a worker pushes whole become
+  // one-row packets, and the switch touches fewer cache lines per packet
+  // (docs/switch.md). Pushed in key order instead, the cells of a packet
+  // scatter over the whole register memory.
+  // Per array: cell index (high half) and value position (low half), sorted as one word.
+  std::vector<std::vector<std::uint64_t>> queued(num_arrays);
   for (std::size_t i = 0; i < keys.size(); ++i) {
     const std::span<const hot::CellAddress> cells = hot_set.CellsOf(hot_set.Find(keys[i]));
     for (std::size_t v = 0; v < cells.size(); ++v) {
       const std::uint32_t position = first_value[i] + static_cast<std::uint32_t>(v);
-      packer.Push(cells[v], vals.empty() ? 0.0f : vals[position]);
-      origin[cells[v].array].push_back(position);
+      queued.at(cells[v].array).push_back(std::uint64_t{cells[v].index} << 32 | position);
+    }
+  }
+  // The packer carries the value itself; the slot's origin (needed to map a
+  // RESULT back to a key) rides in a parallel queue per array, built in the
+  // same order, so the k-th value of array j in both queues is the same one.
+  std::vector<std::vector<std::uint32_t>> origin(num_arrays);
+  for (std::uint32_t j = 0; j < num_arrays; ++j) {
+    std::sort(queued[j].begin(), queued[j].end());
+    for (const std::uint64_t entry : queued[j]) {
+      const auto index = static_cast<std::uint32_t>(entry >> 32);
+      const auto position = static_cast<std::uint32_t>(entry);
+      packer.Push({j, index}, vals.empty() ? 0.0f : vals[position]);
+      origin[j].push_back(position);
     }
   }
 

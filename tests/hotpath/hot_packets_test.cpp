@@ -6,6 +6,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <bit>
 #include <map>
 
@@ -77,6 +79,41 @@ TEST(HotPackets, EveryValueGoesOnceToItsArraySlot) {
   }
   EXPECT_TRUE(expected.empty());
   EXPECT_EQ(values_seen, vals.size());
+}
+
+// Keys pushed in any order: each array's cells go out lowest row first, so
+// a packet's cells lie in the same or neighbouring rows, and a push of whole
+// rows is one packet per row, every slot on that row.
+TEST(HotPackets, EachArraysCellsGoOutInRowOrderAndWholeRowsMakeOneRowPackets) {
+  std::vector<HotKey> hot_keys;
+  for (std::uint32_t k = 0; k < 64; ++k) hot_keys.push_back({5000 + k, 1, 1000u - k});
+  const HotSet set = hot::PlaceHotSet(hot_keys, hot::SwitchLayout{4, 16, 2}, hot::HeatPlacement());
+  std::vector<hot::Key> keys;
+  for (const HotKey& key : hot_keys) keys.push_back(key.key);
+  std::reverse(keys.begin(), keys.end());  // the coldest rows first
+  const std::vector<float> vals(keys.size(), 1.0f);
+  hot::LayoutAwarePacker packer(4);
+  wire::Header header;
+  header.type = wire::MessageType::kData;
+  const PackedValues packed =
+      PackHotValues(set, packer, header, keys, CheckHotValues(set, keys, vals, {}), vals);
+  ASSERT_EQ(packed.packets.size(), 16u);  // 64 values, 4 arrays: every row whole
+  std::array<std::int64_t, 4> last_row = {-1, -1, -1, -1};
+  for (std::size_t k = 0; k < packed.packets.size(); ++k) {
+    wire::Message message;
+    ASSERT_EQ(wire::Decode(packed.packets[k].view(), &message), wire::DecodeError::kNone);
+    ASSERT_EQ(message.header.slot_count, 4u);
+    for (std::uint32_t j = 0; j < 4; ++j) {
+      ASSERT_TRUE(message.slots[j].valid);
+      EXPECT_GT(std::int64_t{message.slots[j].index}, last_row[j]) << "packet " << k;
+      last_row[j] = message.slots[j].index;
+      EXPECT_EQ(message.slots[j].index, message.slots[0].index) << "packet " << k;
+      // The value still maps back to its key.
+      const hot::CellAddress cell{j, message.slots[j].index};
+      const std::uint32_t position = packed.value_of_slot[k * 4 + j];
+      EXPECT_EQ(set.CellsOf(set.Find(keys[position]))[0], cell);
+    }
+  }
 }
 
 TEST(HotPackets, EncodedPacketPatchesEpochAndFlagsInPlace) {
