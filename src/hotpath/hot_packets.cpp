@@ -49,8 +49,8 @@ PackedValues PackHotValues(const hot::HotSet& hot_set, hot::LayoutAwarePacker& p
   // in the same or neighbouring rows. Rows a worker pushes whole become
   // one-row packets, and the switch touches fewer cache lines per packet
   // (docs/switch.md). Pushed in key order instead, the cells of a packet
-  // scatter over the whole register memory.
-  // Per array: cell index (high half) and value position (low half), sorted as one word.
+  // scatter over the whole register memory. An entry is the cell index
+  // (high half) and the value's position (low half), sorted as one word.
   std::vector<std::vector<std::uint64_t>> queued(num_arrays);
   for (std::size_t i = 0; i < keys.size(); ++i) {
     const std::span<const hot::CellAddress> cells = hot_set.CellsOf(hot_set.Find(keys[i]));

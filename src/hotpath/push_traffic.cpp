@@ -47,7 +47,7 @@ PushTraffic MakePushTraffic(const PushTrafficOptions& options) {
       keys_per_field, (layout.capacity() + options.fields - 1) / options.fields);
   for (std::uint64_t r = 0; r < hot_ranks; ++r) {
     for (std::uint32_t f = 0; f < options.fields; ++f) {
-      // Expected updates per million rows, as a profiler would count them.
+      // Relative popularity as whole counts, the way a profiler ranks keys.
       const auto frequency = static_cast<std::uint64_t>(1e6 * popularity[r] / popularity[0]);
       candidates.push_back({f * keys_per_field + r, 1, std::max<std::uint64_t>(frequency, 1)});
     }
@@ -91,7 +91,6 @@ PushTraffic MakePushTraffic(const PushTrafficOptions& options) {
       header.type = wire::MessageType::kData;
       header.job_id = made.traffic.job_id;
       header.node_id = static_cast<std::uint16_t>(w);
-      packer.Clear();
       sent[w] = PackHotValues(hot_set, packer, header, keys,
                               CheckHotValues(hot_set, keys, vals, {}), vals)
                     .packets;
