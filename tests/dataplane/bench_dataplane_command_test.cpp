@@ -9,28 +9,22 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "common/run_command.h"
+
+namespace libra {
 namespace {
 
-struct CommandRun {
-  int status = 0;
-  std::string output;
-};
+using test_support::CommandResult;
 
-CommandRun RunLibra(const std::string& args) {
-  FILE* out = popen((std::string(LIBRA_BIN) + " " + args + " 2>&1").c_str(), "r");
-  CommandRun run;
-  if (out == nullptr) return {-1, "popen failed"};
-  char chunk[1024];
-  while (std::size_t n = fread(chunk, 1, sizeof(chunk), out)) run.output.append(chunk, n);
-  run.status = pclose(out);
-  return run;
+CommandResult RunLibra(const std::string& args) {
+  return test_support::RunCommand(std::string(LIBRA_BIN) + " " + args);
 }
 
 TEST(BenchDataplaneCommand, EachTrafficWritesAReportWhoseCountsAddUp) {
   for (const std::string traffic : {"one-row", "scattered", "pushes"}) {
     const std::string json =
         ::testing::TempDir() + "bench_dataplane_" + traffic + std::to_string(getpid()) + ".json";
-    const CommandRun run = RunLibra(
+    const CommandResult run = RunLibra(
         "bench dataplane --seconds 0.05 --workers 3 --cells 256 --batch 20 "
         "--traffic " +
         traffic + " --json " + json);
@@ -66,9 +60,10 @@ TEST(BenchDataplaneCommand, EachTrafficWritesAReportWhoseCountsAddUp) {
 }
 
 TEST(BenchDataplaneCommand, AnUnknownTrafficIsNamed) {
-  const CommandRun run = RunLibra("bench dataplane --seconds 0.05 --traffic dense");
+  const CommandResult run = RunLibra("bench dataplane --seconds 0.05 --traffic dense");
   EXPECT_NE(run.status, 0);
   EXPECT_THAT(run.output, ::testing::HasSubstr("--traffic"));
 }
 
 }  // namespace
+}  // namespace libra
