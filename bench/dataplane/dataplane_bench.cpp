@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "dataplane/program.h"
-#include "libra/pipeline_fixed_point.h"
-#include "libra/wire.h"
+#include "wire/fixed_point.h"
+#include "wire/wire.h"
 
 namespace libra::dataplane {
 namespace {

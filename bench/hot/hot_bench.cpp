@@ -10,9 +10,9 @@
 #include <random>
 #include <vector>
 
-#include "libra/hot_counter.h"
-#include "libra/packing.h"
-#include "libra/placement.h"
+#include "hot/update_counter.h"
+#include "hot/packing.h"
+#include "hot/placement.h"
 
 namespace libra::hot {
 namespace {

@@ -5,9 +5,9 @@
 
 #include <random>
 
-#include "hotpath/hot_packets.h"
-#include "hotpath/hot_replica.h"
-#include "libra/placement.h"
+#include "hotpath/messages/hot_packets.h"
+#include "hotpath/worker/hot_replica.h"
+#include "hot/placement.h"
 
 namespace libra::hotpath {
 namespace {

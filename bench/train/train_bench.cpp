@@ -7,7 +7,7 @@
 #include <string>
 
 #include "train/batch.h"
-#include "train/dataset.h"
+#include "data/dataset.h"
 #include "train/local_trainer.h"
 #include "train/synthetic_data.h"
 

@@ -1,4 +1,4 @@
-#include "counters.h"
+#include "dataplane/counters.h"
 
 #include <numeric>
 

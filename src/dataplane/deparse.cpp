@@ -1,6 +1,6 @@
 #include <algorithm>
 
-#include "stages.h"
+#include "dataplane/stages.h"
 
 namespace libra::dataplane {
 

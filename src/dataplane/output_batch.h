@@ -9,8 +9,8 @@
 #include <span>
 #include <vector>
 
-#include "libra/switch_job.h"
-#include "libra/wire.h"
+#include "wire/switch_job.h"
+#include "wire/wire.h"
 
 namespace libra::dataplane {
 

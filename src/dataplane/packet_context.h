@@ -12,12 +12,12 @@
 #include <cstdint>
 #include <span>
 
-#include "libra/pipeline_fixed_point.h"
-#include "libra/switch_job.h"
-#include "libra/wire.h"
-#include "pipeline_state.h"
-#include "register_array.h"
-#include "slot_loops.h"
+#include "wire/fixed_point.h"
+#include "wire/switch_job.h"
+#include "wire/wire.h"
+#include "dataplane/pipeline_state.h"
+#include "dataplane/register_array.h"
+#include "dataplane/slot_loops.h"
 
 namespace libra::dataplane {
 

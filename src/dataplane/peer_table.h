@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "libra/switch_job.h"
+#include "wire/switch_job.h"
 
 namespace libra::dataplane {
 

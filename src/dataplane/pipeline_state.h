@@ -6,13 +6,13 @@
 #include <cstdint>
 #include <optional>
 
-#include "counters.h"
-#include "libra/pipeline_fixed_point.h"
-#include "libra/pipeline_profile.h"
-#include "libra/switch_job.h"
-#include "peer_table.h"
-#include "register_array.h"
-#include "register_array_group.h"
+#include "dataplane/counters.h"
+#include "wire/fixed_point.h"
+#include "wire/pipeline_profile.h"
+#include "wire/switch_job.h"
+#include "dataplane/peer_table.h"
+#include "dataplane/register_array.h"
+#include "dataplane/register_array_group.h"
 
 namespace libra::dataplane {
 

@@ -1,6 +1,6 @@
-#include "program.h"
+#include "dataplane/program.h"
 
-#include "stages.h"
+#include "dataplane/stages.h"
 
 namespace libra::dataplane {
 

@@ -7,12 +7,12 @@
 #include <span>
 #include <string>
 
-#include "counters.h"
-#include "libra/pipeline_profile.h"
-#include "libra/switch_job.h"
-#include "output_batch.h"
-#include "packet_context.h"
-#include "pipeline_state.h"
+#include "dataplane/counters.h"
+#include "wire/pipeline_profile.h"
+#include "wire/switch_job.h"
+#include "dataplane/output_batch.h"
+#include "dataplane/packet_context.h"
+#include "dataplane/pipeline_state.h"
 
 namespace libra::dataplane {
 

@@ -19,7 +19,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "libra/pipeline_fixed_point.h"
+#include "wire/fixed_point.h"
 
 namespace libra::dataplane {
 

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "register_array.h"
+#include "dataplane/register_array.h"
 
 namespace libra::dataplane {
 

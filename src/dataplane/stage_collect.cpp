@@ -1,4 +1,4 @@
-#include "stages.h"
+#include "dataplane/stages.h"
 
 namespace libra::dataplane {
 

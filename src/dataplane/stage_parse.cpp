@@ -1,7 +1,7 @@
 #include <bit>
 #include <cstring>
 
-#include "stages.h"
+#include "dataplane/stages.h"
 
 namespace libra::dataplane {
 namespace {

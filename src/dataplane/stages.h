@@ -12,10 +12,10 @@
 #include <cstdint>
 #include <span>
 
-#include "output_batch.h"
-#include "packet_context.h"
-#include "pipeline_state.h"
-#include "stateful_ops.h"
+#include "dataplane/output_batch.h"
+#include "dataplane/packet_context.h"
+#include "dataplane/pipeline_state.h"
+#include "dataplane/stateful_ops.h"
 
 namespace libra::dataplane {
 

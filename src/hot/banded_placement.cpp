@@ -3,7 +3,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "libra/placement.h"
+#include "hot/placement.h"
 
 namespace libra::hot {
 

@@ -11,9 +11,9 @@
 #include <string_view>
 #include <vector>
 
-#include "libra/hot_file_sample.h"
-#include "train/dataset.h"
-#include "train/text_parsers.h"
+#include "hot/file_sample.h"
+#include "data/dataset.h"
+#include "data/text_parsers.h"
 
 namespace libra::hot {
 namespace {

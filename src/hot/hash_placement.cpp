@@ -1,4 +1,4 @@
-#include "libra/placement.h"
+#include "hot/placement.h"
 
 namespace libra::hot {
 

@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "libra/placement.h"
+#include "hot/placement.h"
 
 namespace libra::hot {
 

@@ -1,4 +1,4 @@
-#include "libra/hot_profiler.h"
+#include "hot/hot_profiler.h"
 
 #include <algorithm>
 #include <chrono>
@@ -8,7 +8,7 @@
 #include <random>
 #include <string>
 
-#include "libra/placement.h"
+#include "hot/placement.h"
 
 namespace libra::hot {
 namespace {

@@ -1,4 +1,4 @@
-#include "libra/hot_set.h"
+#include "hot/hot_set.h"
 
 #include <algorithm>
 #include <string>

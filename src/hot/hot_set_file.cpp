@@ -6,7 +6,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "libra/hot_set.h"
+#include "hot/hot_set.h"
 
 namespace libra::hot {
 namespace {

@@ -1,10 +1,10 @@
-#include "libra/hot_switch_layout.h"
+#include "hot/hot_switch_layout.h"
 
 #include <algorithm>
 #include <stdexcept>
 
-#include "libra/pipeline_fixed_point.h"
-#include "libra/pipeline_profile.h"
+#include "wire/fixed_point.h"
+#include "wire/pipeline_profile.h"
 
 namespace libra::hot {
 namespace {

@@ -1,4 +1,4 @@
-#include "libra/packing.h"
+#include "hot/packing.h"
 
 #include <algorithm>
 

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "libra/hot_counter.h"
-#include "libra/hot_key_table.h"
+#include "hot/update_counter.h"
+#include "hot/hot_key_table.h"
 
 namespace libra::hot {
 

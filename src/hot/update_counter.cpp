@@ -2,7 +2,7 @@
 #include <stdexcept>
 
 #include "hot/space_saving_sketch.h"
-#include "libra/hot_counter.h"
+#include "hot/update_counter.h"
 
 namespace libra::hot {
 namespace {

@@ -1,4 +1,4 @@
-#include "control_handler.h"
+#include "switchd/control_handler.h"
 
 #include <string>
 

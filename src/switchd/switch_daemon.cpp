@@ -1,13 +1,13 @@
-#include "switch_daemon.h"
+#include "switchd/switch_daemon.h"
 
 #include <csignal>
 #include <iostream>
 #include <stdexcept>
 #include <zmq.hpp>
 
-#include "control_handler.h"
-#include "loss_injector.h"
-#include "udp_socket.h"
+#include "switchd/control_handler.h"
+#include "switchd/loss_injector.h"
+#include "switchd/udp_socket.h"
 
 namespace libra::switchd {
 

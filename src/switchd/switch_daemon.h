@@ -11,8 +11,8 @@
 #include <string>
 
 #include "dataplane/program.h"
-#include "libra/pipeline_profile.h"
-#include "libra/switch_job.h"
+#include "wire/pipeline_profile.h"
+#include "wire/switch_job.h"
 
 namespace libra::switchd {
 

@@ -1,4 +1,4 @@
-#include "udp_socket.h"
+#include "switchd/udp_socket.h"
 
 #include <arpa/inet.h>
 #include <netinet/udp.h>

@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "train/dataset.h"
-#include "train/feature_hash.h"
+#include "data/dataset.h"
+#include "data/feature_hash.h"
 
 namespace libra::train {
 

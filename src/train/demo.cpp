@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "libra/hot_profiler.h"
-#include "train/dataset.h"
+#include "hot/hot_profiler.h"
+#include "data/dataset.h"
 #include "train/job_plan.h"
 #include "train/plot_script.h"
 #include "train/synthetic_data.h"

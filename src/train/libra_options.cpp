@@ -3,7 +3,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "libra/hot_set.h"
+#include "hot/hot_set.h"
 
 namespace libra::train {
 

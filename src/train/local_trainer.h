@@ -8,7 +8,7 @@
 #include <functional>
 #include <vector>
 
-#include "train/dataset.h"
+#include "data/dataset.h"
 #include "train/model.h"
 #include "train/optimizer.h"
 #include "train/parameter_table.h"

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "libra/hotpath_runtime.h"
+#include "hotpath/node/node_report.h"
 #include "ps/ps.h"
 
 namespace libra::train {

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "train/feature_hash.h"
+#include "data/feature_hash.h"
 
 namespace libra::train {
 

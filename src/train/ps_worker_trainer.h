@@ -12,7 +12,7 @@
 
 #include "ps/kv_app.h"
 #include "train/batch.h"
-#include "train/dataset.h"
+#include "data/dataset.h"
 #include "train/local_trainer.h"
 #include "train/model.h"
 

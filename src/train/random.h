@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "train/feature_hash.h"
+#include "data/feature_hash.h"
 
 namespace libra::train {
 

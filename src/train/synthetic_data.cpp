@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "train/random.h"
-#include "train/text_parsers.h"
+#include "data/text_parsers.h"
 
 namespace libra::train {
 namespace {

@@ -13,18 +13,18 @@
 #include <stdexcept>
 
 #include "launch/launcher.h"
-#include "libra/switch_control_client.h"
+#include "hotpath/controller/switch_control_client.h"
 #include "ps/internal/hotpath_worker.h"
 #include "ps/ps.h"
 #include "train/checkpoint.h"
 #include "train/checkpoint_coordinator.h"
-#include "train/dataset.h"
+#include "data/dataset.h"
 #include "train/job_plan.h"
 #include "train/local_switchd.h"
 #include "train/node_reporter.h"
 #include "train/ps_worker_trainer.h"
 #include "train/sync_optimizer_server.h"
-#include "train/text_parsers.h"
+#include "data/text_parsers.h"
 #include "train/train_report.h"
 
 namespace libra::train {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <functional>
 
-#include "libra/placement.h"
+#include "hot/placement.h"
 #include "train/batch.h"
 
 namespace libra::train {

@@ -5,7 +5,7 @@
 
 #include <array>
 
-#include "libra/wire.h"
+#include "wire/wire.h"
 
 namespace libra::testing {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "libra/switch_job.h"
+#include "wire/switch_job.h"
 
 namespace libra::test_support {
 

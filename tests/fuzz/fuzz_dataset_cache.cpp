@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "fuzz_temp_file.h"
-#include "train/dataset_cache.h"
+#include "data/dataset_cache.h"
 
 namespace {
 

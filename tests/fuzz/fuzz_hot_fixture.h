@@ -10,7 +10,7 @@
 #include <memory>
 #include <vector>
 
-#include "libra/hot_set.h"
+#include "hot/hot_set.h"
 
 namespace libra::fuzz {
 

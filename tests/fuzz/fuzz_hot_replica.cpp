@@ -27,8 +27,8 @@
 #include "fuzz_records.h"
 #include "fuzz_replica_model.h"
 #include "fuzz_wire_model.h"
-#include "hotpath/hot_replica.h"
-#include "libra/wire.h"
+#include "hotpath/worker/hot_replica.h"
+#include "wire/wire.h"
 
 namespace {
 

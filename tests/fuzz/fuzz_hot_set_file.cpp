@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "fuzz_temp_file.h"
-#include "libra/hot_set.h"
+#include "hot/hot_set.h"
 
 namespace {
 

@@ -16,8 +16,8 @@
 #include <string>
 
 #include "fuzz_hot_fixture.h"
-#include "hotpath_messages.h"
-#include "libra/fallback_aggregator.h"
+#include "hotpath/messages/control_messages.h"
+#include "hotpath/server/fallback_aggregator.h"
 
 namespace {
 

@@ -32,10 +32,10 @@
 #include "fuzz_hot_fixture.h"
 #include "fuzz_records.h"
 #include "fuzz_replica_model.h"
-#include "hotpath/hot_packets.h"
-#include "libra/hotpath_collector.h"
-#include "libra/hotpath_sender.h"
-#include "libra/wire.h"
+#include "hotpath/messages/hot_packets.h"
+#include "hotpath/server/hot_collector.h"
+#include "hotpath/worker/hot_sender.h"
+#include "wire/wire.h"
 
 namespace {
 

@@ -14,7 +14,7 @@
 #include <string>
 
 #include "fuzz_records.h"
-#include "message_codec.h"
+#include "ps/message_codec.h"
 
 namespace {
 

@@ -23,8 +23,8 @@
 #include <span>
 #include <vector>
 
-#include "libra/hot_set.h"
-#include "libra/wire.h"
+#include "hot/hot_set.h"
+#include "wire/wire.h"
 
 namespace libra::fuzz {
 

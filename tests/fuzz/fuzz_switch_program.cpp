@@ -27,7 +27,7 @@
 
 #include "dataplane/program.h"
 #include "fuzz_wire_model.h"
-#include "libra/wire.h"
+#include "wire/wire.h"
 
 namespace {
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-#include "train/text_parsers.h"
+#include "data/text_parsers.h"
 
 namespace {
 

@@ -26,7 +26,7 @@
 #include <span>
 #include <vector>
 
-#include "libra/wire.h"
+#include "wire/wire.h"
 
 namespace libra::fuzz {
 

@@ -17,14 +17,14 @@
 
 #include "fuzz_hot_fixture.h"
 #include "fuzz_records.h"
-#include "hotpath/hot_packets.h"
-#include "hotpath_messages.h"
-#include "libra/hot_set.h"
-#include "libra/switch_job.h"
-#include "libra/wire.h"
-#include "message_codec.h"
-#include "train/dataset_cache.h"
-#include "train/text_parsers.h"
+#include "hotpath/messages/hot_packets.h"
+#include "hotpath/messages/control_messages.h"
+#include "hot/hot_set.h"
+#include "wire/switch_job.h"
+#include "wire/wire.h"
+#include "ps/message_codec.h"
+#include "data/dataset_cache.h"
+#include "data/text_parsers.h"
 
 namespace {
 

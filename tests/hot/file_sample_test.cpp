@@ -6,8 +6,8 @@
 #include <fstream>
 #include <string>
 
-#include "libra/hot_file_sample.h"
-#include "train/dataset.h"
+#include "hot/file_sample.h"
+#include "data/dataset.h"
 #include "zipf_data.h"
 
 namespace libra::hot {

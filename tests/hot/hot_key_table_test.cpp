@@ -1,4 +1,4 @@
-#include "libra/hot_key_table.h"
+#include "hot/hot_key_table.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "libra/hot_profiler.h"
+#include "hot/hot_profiler.h"
 
 #include <gtest/gtest.h>
 

@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "libra/hot_set.h"
-#include "libra/placement.h"
+#include "hot/hot_set.h"
+#include "hot/placement.h"
 
 namespace libra::hot {
 namespace {

@@ -1,8 +1,8 @@
-#include "libra/hot_switch_layout.h"
+#include "hot/hot_switch_layout.h"
 
 #include <gtest/gtest.h>
 
-#include "libra/pipeline_profile.h"
+#include "wire/pipeline_profile.h"
 
 namespace libra::hot {
 namespace {

@@ -1,11 +1,11 @@
-#include "libra/packing.h"
+#include "hot/packing.h"
 
 #include <gtest/gtest.h>
 
 #include <map>
 #include <random>
 
-#include "libra/placement.h"
+#include "hot/placement.h"
 
 namespace libra::hot {
 namespace {

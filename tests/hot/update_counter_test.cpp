@@ -3,7 +3,7 @@
 #include <unordered_map>
 
 #include "hot/space_saving_sketch.h"
-#include "libra/hot_counter.h"
+#include "hot/update_counter.h"
 #include "zipf_data.h"
 
 namespace libra::hot {

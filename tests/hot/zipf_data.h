@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include "libra/hot_profiler.h"
+#include "hot/hot_profiler.h"
 
 namespace libra::hot::testing {
 

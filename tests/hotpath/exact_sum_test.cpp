@@ -1,6 +1,6 @@
 // ExactSum: the 64-bit sum a server computes for hot values whose switch sum
 // saturated.
-#include "libra/exact_sum.h"
+#include "hotpath/server/exact_sum.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // switch is down. The test against the switch itself, bit for bit, is in
 // hotpath_switchd_test.cpp (every epoch of every shape is also summed here);
 // these are the rules of the sum and of the pushes it refuses.
-#include "libra/fallback_aggregator.h"
+#include "hotpath/server/fallback_aggregator.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 #include <random>
 #include <vector>
 
-#include "libra/placement.h"
+#include "hot/placement.h"
 
 namespace libra::hotpath {
 namespace {

@@ -13,9 +13,9 @@
 #include <span>
 #include <vector>
 
-#include "libra/hotpath_collector.h"
-#include "libra/placement.h"
-#include "libra/wire.h"
+#include "hotpath/server/hot_collector.h"
+#include "hot/placement.h"
+#include "wire/wire.h"
 #include "switchd/udp_socket.h"
 
 namespace libra::hotpath {

@@ -1,7 +1,7 @@
 // Packing a push into wire packets: every value lands exactly once, in the
 // slot of its register array, with the right cell and bits; bad pushes are
 // refused with the offending key named.
-#include "hotpath/hot_packets.h"
+#include "hotpath/messages/hot_packets.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 #include <bit>
 #include <map>
 
-#include "libra/placement.h"
+#include "hot/placement.h"
 
 namespace libra::hotpath {
 namespace {

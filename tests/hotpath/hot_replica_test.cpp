@@ -2,13 +2,13 @@
 // of every epoch up to it is complete (LAST tells the length), values move
 // forward only, and a server that lost packets is the gap until a repair
 // brings all of its keys.
-#include "hotpath/hot_replica.h"
+#include "hotpath/worker/hot_replica.h"
 
 #include <gtest/gtest.h>
 
 #include <bit>
 
-#include "libra/placement.h"
+#include "hot/placement.h"
 
 namespace libra::hotpath {
 namespace {

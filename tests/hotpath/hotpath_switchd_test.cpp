@@ -22,12 +22,12 @@
 #include <thread>
 
 #include "common/switchd_process.h"
-#include "libra/fallback_aggregator.h"
-#include "libra/hotpath_collector.h"
-#include "libra/hotpath_sender.h"
-#include "libra/pipeline_fixed_point.h"
-#include "libra/placement.h"
-#include "libra/switch_control_client.h"
+#include "hotpath/server/fallback_aggregator.h"
+#include "hotpath/server/hot_collector.h"
+#include "hotpath/worker/hot_sender.h"
+#include "wire/fixed_point.h"
+#include "hot/placement.h"
+#include "hotpath/controller/switch_control_client.h"
 #include "switchd/udp_socket.h"
 
 namespace libra::hotpath {

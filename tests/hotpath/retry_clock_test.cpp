@@ -1,4 +1,4 @@
-#include "hotpath/retry_clock.h"
+#include "hotpath/node/retry_clock.h"
 
 #include <gtest/gtest.h>
 

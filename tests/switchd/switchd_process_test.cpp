@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "common/result_slots.h"
-#include "libra/pipeline_fixed_point.h"
-#include "libra/switch_control_client.h"
-#include "libra/wire.h"
+#include "wire/fixed_point.h"
+#include "hotpath/controller/switch_control_client.h"
+#include "wire/wire.h"
 #include "switchd/udp_socket.h"
 
 namespace libra::switchd {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "ps/internal/postoffice.h"
-#include "temp_dir.h"
+#include "common/temp_dir.h"
 #include "train/sync_optimizer_server.h"
 
 namespace libra::train {

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "temp_dir.h"
+#include "common/temp_dir.h"
 #include "train/metrics.h"
 #include "train/synthetic_data.h"
 

@@ -7,11 +7,11 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "temp_dir.h"
+#include "common/temp_dir.h"
 #include "train/alias_table.h"
-#include "train/dataset.h"
-#include "train/feature_hash.h"
-#include "train/text_parsers.h"
+#include "data/dataset.h"
+#include "data/feature_hash.h"
+#include "data/text_parsers.h"
 
 namespace libra::train {
 namespace {

@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
-#include "dataplane/program_benchmark.h"
-#include "hotpath/push_traffic.h"
+#include "bench/program_benchmark.h"
+#include "bench/push_traffic.h"
 
 namespace libra::tool {
 namespace {

@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "commands.h"
-#include "switchd/switchd_benchmark.h"
+#include "bench/switchd_benchmark.h"
 
 namespace libra::tool {
 namespace {

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "commands.h"
-#include "libra/hot_set.h"
+#include "hot/hot_set.h"
 
 namespace libra::tool {
 namespace {

@@ -3,7 +3,7 @@
 #include <memory>
 
 #include "commands.h"
-#include "libra/switch_control_client.h"
+#include "hotpath/controller/switch_control_client.h"
 
 namespace libra::tool {
 namespace {

@@ -1,0 +1,338 @@
+#include "hotpath/controller/controller.h"
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+
+#include "hot/hot_switch_layout.h"
+#include "wire/pipeline_profile.h"
+#include "hot/placement.h"
+#include "hotpath/controller/switch_control_client.h"
+#include "ps/internal/logging.h"
+#include "ps/internal/postoffice.h"
+
+namespace ps::hotpath {
+
+Controller::Controller(const HotPathConfig& config, int num_workers, int num_servers)
+    : config_(config), num_workers_(num_workers), num_servers_(num_servers) {}
+
+int Controller::ChooseScaleBits(uint32_t num_workers, float max_abs) {
+  if (!(max_abs > 0) || !std::isfinite(max_abs)) return 16;
+  // Largest F with num_workers * max_abs * 2^F * 16 <= 2^31.
+  const double room = std::log2(2147483648.0 / (16.0 * num_workers * max_abs));
+  return std::clamp(static_cast<int>(std::floor(room)), 0, 24);
+}
+
+void Controller::OnJoin(const SimpleData& request, SimpleApp* app) {
+  std::optional<JoinRequest> join = DecodeJoin(request.body);
+  if (!join) {
+    LOG(ERROR) << "libra controller: dropped a malformed JOIN from node " << request.sender;
+    return;
+  }
+  std::vector<std::pair<SimpleData, JoinRequest>> answered;
+  Install install;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    joins_.emplace_back(request, std::move(*join));
+    if (joins_.size() < static_cast<size_t>(num_workers_ + num_servers_)) return;
+    install = Decide();
+    answered = std::move(joins_);
+    joins_.clear();
+  }
+  if (install.enabled) {
+    LOG(INFO) << "libra: hot path on from epoch " << install.first_epoch << ": "
+              << install.hot_set->size() << " hot keys, " << install.hot_set->num_values()
+              << " values, scale 2^" << install.scale_bits;
+  } else {
+    LOG(WARNING) << "libra: staying on the plain parameter server: " << install.reason;
+  }
+  const std::string body = Encode(install);
+  for (const auto& [req, unused] : answered) app->Response(req, body);
+}
+
+std::shared_ptr<const libra::hot::HotSet> Controller::ChooseFromSamples(
+    std::vector<uint32_t>* owners, std::string* why) {
+  // Sum each key's updates over the workers.
+  libra::hot::HotKeyTable<uint32_t> index;
+  std::vector<libra::hot::HotKey> candidates;
+  std::vector<uint32_t> servers;  // per candidate
+  for (const auto& [req, join] : joins_) {
+    for (const KeyCount& c : join.counts) {
+      if (c.value_len == 0) continue;  // nothing to aggregate
+      uint32_t& at = index.FindOrInsert(c.key, libra::hot::HotSet::kCold);
+      if (at == libra::hot::HotSet::kCold) {
+        at = static_cast<uint32_t>(candidates.size());
+        candidates.push_back({c.key, c.value_len, 0});
+        servers.push_back(c.server);
+      }
+      candidates[at].frequency += c.updates;
+    }
+  }
+  const libra::hot::SwitchLayout layout =
+      libra::hot::SwitchLayoutFor(libra::dataplane::PipelineProfile::Tofino1(), num_workers_);
+  const uint64_t capacity = config_.capacity_cells > 0
+                                ? std::min(config_.capacity_cells, layout.capacity())
+                                : layout.capacity();
+  std::vector<libra::hot::HotKey> chosen = libra::hot::ChooseHotKeys(candidates, capacity);
+  if (chosen.empty()) {
+    *why = "no keys were pushed during the sampling phase";
+    return nullptr;
+  }
+  owners->clear();
+  for (const libra::hot::HotKey& k : chosen) owners->push_back(servers[*index.Find(k.key)]);
+  return std::make_shared<const libra::hot::HotSet>(
+      libra::hot::PlaceHotSet(std::move(chosen), layout, libra::hot::HeatPlacement()));
+}
+
+std::shared_ptr<const libra::hot::HotSet> Controller::BandByServer(
+    std::shared_ptr<const libra::hot::HotSet> hot_set, const std::vector<uint32_t>& owners) const {
+  if (num_servers_ < 2) return hot_set;
+  const auto keys = hot_set->keys();
+  std::vector<uint32_t> owner_of_key =
+      HotKeyOwners(*hot_set, owners, Postoffice::Get()->GetServerKeyRanges());
+  try {
+    return std::make_shared<const libra::hot::HotSet>(libra::hot::PlaceHotSet(
+        std::vector<libra::hot::HotKey>(keys.begin(), keys.end()), hot_set->layout(),
+        libra::hot::BandedPlacement(std::move(owner_of_key),
+                                    libra::hot::MakePlacement(hot_set->placement()))));
+  } catch (const std::invalid_argument& e) {
+    LOG(WARNING) << "libra: keeping the hot set's placement (" << e.what()
+                 << "); servers will read it cell by cell";
+    return hot_set;
+  }
+}
+
+Install Controller::Decide() {
+  Install install;
+  install.job_id = config_.job_id;
+  // The epoch the workers joined at: the first hot epoch, or, in a job
+  // resumed after it, the epoch it resumed at (every worker the same).
+  install.first_epoch = config_.first_hot_epoch();
+  for (const auto& [req, join] : joins_) {
+    if (join.role == JoinRequest::Role::kWorker) {
+      install.first_epoch = std::max(install.first_epoch, join.epoch);
+    }
+  }
+  install.num_workers = static_cast<uint32_t>(num_workers_);
+  try {
+    std::optional<Install> saved;
+    if (!config_.install_path.empty()) {
+      // A resumed job: the hot set, owners and scale of the job it resumes.
+      saved = ReadInstallFile(config_.install_path);
+      if (!saved || !saved->enabled) {
+        throw std::runtime_error("cannot read the saved INSTALL " + config_.install_path);
+      }
+      install.hot_set = saved->hot_set;
+      install.owners = saved->owners;
+      install.scale_bits = saved->scale_bits;
+    } else if (config_.sampling()) {
+      install.hot_set = ChooseFromSamples(&install.owners, &install.reason);
+    } else {
+      install.hot_set = std::make_shared<const libra::hot::HotSet>(
+          libra::hot::ReadHotSetFile(config_.hot_set_path));
+      if (install.hot_set->size() == 0) install.reason = "the hot-set file holds no keys";
+    }
+    if (install.hot_set == nullptr || install.hot_set->size() == 0) return install;
+    if (!saved) {
+      install.hot_set = BandByServer(install.hot_set, install.owners);
+      float max_abs = 0;
+      for (const auto& [req, join] : joins_) max_abs = std::max(max_abs, join.max_abs_value);
+      install.scale_bits =
+          config_.scale_bits.value_or(ChooseScaleBits(install.num_workers, max_abs));
+    }
+
+    libra::SwitchJob job;
+    job.job_id = config_.job_id;
+    job.token = config_.job_token;
+    job.workers.resize(num_workers_);
+    job.servers.resize(num_servers_);
+    for (const auto& [req, join] : joins_) {
+      auto& list = join.role == JoinRequest::Role::kWorker ? job.workers : job.servers;
+      if (join.rank >= list.size()) throw std::runtime_error("a JOIN names a rank out of range");
+      list[join.rank] = join.address;
+    }
+    // Only the cells in use take switch memory: the highest index bounds them.
+    uint32_t cells = 1;
+    for (const libra::hot::CellAddress& cell : install.hot_set->cells()) {
+      cells = std::max(cells, cell.index + 1);
+    }
+    job.cells_per_array = cells;
+    job.scale_bits = install.scale_bits;
+    job.slots_per_packet = static_cast<int>(install.hot_set->layout().num_arrays);
+    if (config_.switch_control.empty()) {
+      throw std::runtime_error("LIBRA_SWITCH_CONTROL is not set on the scheduler");
+    }
+    libra::switchd::ControlClient client(config_.switch_control);
+    try {
+      client.RemoveJob(job.job_id, job.token);  // a previous run's job, if any
+    } catch (const libra::switchd::SwitchControlError&) {
+    }
+    client.InstallJob(job);
+    job_ = job;
+    installed_ = true;
+    install.enabled = true;
+    // Kept with a checkpointed job's checkpoints (a resumed job reads it back
+    // and does not write it again: its first epoch is the resumed one).
+    if (!config_.save_install_path.empty() && !saved &&
+        !WriteInstallFile(config_.save_install_path, install)) {
+      LOG(WARNING) << "libra: could not write the INSTALL to " << config_.save_install_path
+                   << "; a job resumed from its checkpoints will sample its hot set again";
+    }
+  } catch (const std::exception& e) {
+    install.enabled = false;
+    install.hot_set = nullptr;
+    install.reason = e.what();
+  }
+  return install;
+}
+
+void Controller::SetApp(SimpleApp* app, int switch_down_head, int resume_query_head,
+                        int resume_head) {
+  std::lock_guard<std::mutex> lock(mu_);
+  app_ = app;
+  switch_down_head_ = switch_down_head;
+  resume_query_head_ = resume_query_head;
+  resume_head_ = resume_head;
+}
+
+void Controller::OnSwitchDown(const SwitchDown& down, int sender) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // A report from an earlier incarnation, or one more of this failure.
+  if (!installed_ || down.generation != generation_ || switch_down_ || stopping_) return;
+  switch_down_ = true;
+  down_since_ = std::chrono::steady_clock::now();
+  LOG(WARNING) << "libra: node " << sender << " found the switch down at epoch " << down.epoch
+               << " (" << down.reason
+               << "); the servers aggregate the hot keys until the switch answers again";
+  SwitchDown notice = down;
+  notice.generation = generation_;
+  if (app_) app_->Request(switch_down_head_, Encode(notice), kWorkerGroup + kServerGroup);
+  if (!watcher_.joinable()) watcher_ = std::thread([this] { WatchSwitch(); });
+  cond_.notify_all();
+}
+
+void Controller::OnResumeAnswer(int sender, uint32_t next_epoch) {
+  std::lock_guard<std::mutex> lock(mu_);
+  resume_answers_[sender] = next_epoch;
+  cond_.notify_all();
+}
+
+void Controller::WatchSwitch() {
+  // How often a down switch is probed, and how long a probe may take.
+  constexpr auto kProbeEvery = std::chrono::milliseconds(500);
+  constexpr auto kProbeTimeout = std::chrono::milliseconds(300);
+  std::unique_lock<std::mutex> lock(mu_);
+  bool first = true;  // a switch started again at once is found at once
+  while (!stopping_) {
+    if (!first) cond_.wait_for(lock, kProbeEvery, [this] { return stopping_; });
+    first = false;
+    if (stopping_ || !switch_down_) continue;
+    // The first failure is resumed from as soon as the switch answers; a
+    // switch that fails again after each resume (up, but dropping packets)
+    // waits longer each time: 1 s, 2 s, 4 s... at most 64 s.
+    const auto backoff = resumes_ == 0 ? std::chrono::seconds(0)
+                                       : std::chrono::seconds(1 << std::min(resumes_ - 1, 6u));
+    if (std::chrono::steady_clock::now() - down_since_ < backoff) continue;
+    lock.unlock();
+    bool up = false;
+    try {
+      libra::switchd::ControlClient client(config_.switch_control, kProbeTimeout);
+      up = client.Probe();
+    } catch (const std::exception&) {
+    }
+    if (up) TryResume();
+    lock.lock();
+  }
+}
+
+void Controller::TryResume() {
+  // How long the workers have to answer RESUME_QUERY (their receive threads
+  // answer at once; only a node that is gone does not).
+  constexpr auto kAnswerBudget = std::chrono::seconds(5);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    resume_answers_.clear();
+    app_->Request(resume_query_head_, "", kWorkerGroup);
+  }
+  uint32_t first_epoch = 0;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    const bool all = cond_.wait_for(lock, kAnswerBudget, [this] {
+      return stopping_ || resume_answers_.size() == static_cast<size_t>(num_workers_);
+    });
+    if (stopping_) return;
+    if (!all) {
+      LOG(WARNING) << "libra: the switch answers again, but only " << resume_answers_.size()
+                   << " of " << num_workers_ << " workers answered; staying in fallback";
+      lock.unlock();
+      CancelResume();
+      return;
+    }
+    for (const auto& [node, next] : resume_answers_) first_epoch = std::max(first_epoch, next);
+  }
+  libra::SwitchJob job;
+  uint32_t generation = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    generation = generation_ + 1;
+    job = job_;
+  }
+  const uint32_t failed_job = job.job_id;
+  job.job_id = JobIdOf(config_.job_id, generation);
+  try {
+    libra::switchd::ControlClient client(config_.switch_control);
+    try {
+      client.RemoveJob(failed_job, job.token);  // a switch that came back with its state
+    } catch (const libra::switchd::SwitchControlError&) {
+    }
+    client.InstallJob(job);
+  } catch (const std::exception& e) {
+    LOG(WARNING) << "libra: the switch answers again but took no job (" << e.what()
+                 << "); staying in fallback";
+    CancelResume();
+    return;
+  }
+  Resume resume;
+  resume.generation = generation;
+  resume.job_id = job.job_id;
+  resume.first_epoch = first_epoch;
+  std::lock_guard<std::mutex> lock(mu_);
+  job_ = job;
+  generation_ = generation;
+  switch_down_ = false;
+  ++resumes_;
+  const double down_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - down_since_).count();
+  LOG(WARNING) << "libra: the switch answers again after " << down_s
+               << " s; the hot path resumes at epoch " << first_epoch << " (job id " << job.job_id
+               << ")";
+  app_->Request(resume_head_, Encode(resume), kWorkerGroup + kServerGroup);
+}
+
+void Controller::CancelResume() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Resume cancel;
+  cancel.generation = generation_;
+  cancel.job_id = 0;
+  app_->Request(resume_head_, Encode(cancel), kWorkerGroup);
+}
+
+void Controller::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cond_.notify_all();
+  if (watcher_.joinable()) watcher_.join();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!installed_) return;
+  try {
+    libra::switchd::ControlClient client(config_.switch_control, std::chrono::milliseconds(500));
+    client.RemoveJob(job_.job_id, config_.job_token);
+  } catch (const std::exception& e) {
+    LOG(WARNING) << "libra: could not remove the job from the switch: " << e.what();
+  }
+  installed_ = false;
+}
+
+}  // namespace ps::hotpath

@@ -1,0 +1,95 @@
+// The controller, in the scheduler: waits for the JOIN of every node, decides
+// the hot set (from LIBRA_HOT_SET, or from the workers' sampled key counts),
+// places it, picks the fixed-point scale, installs the job on the switch and
+// answers every JOIN with the INSTALL. If anything fails (no switch, a bad
+// file, nothing sampled) the answer says so and the job stays on the plain
+// parameter server: Libra never stops a job that PS-lite would run.
+//
+// When a node reports the switch down, the controller tells every node to
+// fall back (the servers sum the hot keys, DESIGN.md section 2) and probes
+// the switch's control port. Once it answers, the controller asks the
+// workers for their next epoch (they hold pushes from there), installs the
+// job again under a new job id (so nothing of the failed incarnation can
+// reach the new registers), and tells every node to resume the hot path at
+// the largest of those epochs: an epoch boundary every worker has yet to
+// push.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hotpath/node/hot_path_config.h"
+#include "hotpath/messages/control_messages.h"
+#include "ps/simple_app.h"
+
+namespace ps::hotpath {
+
+class Controller {
+ public:
+  Controller(const HotPathConfig& config, int num_workers, int num_servers);
+
+  // A JOIN arrived (SimpleApp request handle): answers all once all are in.
+  void OnJoin(const SimpleData& request, SimpleApp* app);
+  // The app to send the nodes FALLBACK, RESUME_QUERY and RESUME with.
+  void SetApp(SimpleApp* app, int switch_down_head, int resume_query_head, int resume_head);
+  // A node (id `sender`) found the switch dead.
+  void OnSwitchDown(const SwitchDown& down, int sender);
+  // A worker's answer to RESUME_QUERY: the next epoch it will push.
+  void OnResumeAnswer(int sender, uint32_t next_epoch);
+  // Removes the job from the switch if one was installed.
+  void Stop();
+
+  // The switch job id of incarnation `generation` of the job `job_id`.
+  static uint32_t JobIdOf(uint32_t job_id, uint32_t generation) {
+    return job_id + (generation << 16);
+  }
+
+  // The scale F for N workers whose values reach `max_abs`: N * max_abs *
+  // 2^F stays 16x below the int32 limit, F in [0, 24]; 16 if nothing is known.
+  static int ChooseScaleBits(uint32_t num_workers, float max_abs);
+
+ private:
+  Install Decide();
+  // The hot set of the sampled counts, and the server that owns each key.
+  // With several servers, the hot set re-placed so that each server owns
+  // whole rows (BandedPlacement) and reads them with one COLLECT per row;
+  // the given set when there is one server or the bands do not fit.
+  std::shared_ptr<const libra::hot::HotSet> BandByServer(
+      std::shared_ptr<const libra::hot::HotSet> hot_set, const std::vector<uint32_t>& owners) const;
+  std::shared_ptr<const libra::hot::HotSet> ChooseFromSamples(std::vector<uint32_t>* owners,
+                                                              std::string* why);
+
+  // Probes the switch while it is down and resumes the hot path when it
+  // answers (its own thread).
+  void WatchSwitch();
+  void TryResume();
+  // Tells the workers that held their pushes to go on in fallback.
+  void CancelResume();
+
+  const HotPathConfig config_;
+  const int num_workers_;
+  const int num_servers_;
+  std::mutex mu_;
+  std::vector<std::pair<SimpleData, JoinRequest>> joins_;
+  bool installed_ = false;
+
+  SimpleApp* app_ = nullptr;
+  int switch_down_head_ = 0, resume_query_head_ = 0, resume_head_ = 0;
+  libra::SwitchJob job_;     // as installed, with the current incarnation's id
+  uint32_t generation_ = 0;  // incremented by each RESUME
+  bool switch_down_ = false;
+  uint32_t resumes_ = 0;
+  bool stopping_ = false;
+  std::chrono::steady_clock::time_point down_since_;
+  std::map<int, uint32_t> resume_answers_;  // by worker node id
+  std::condition_variable cond_;            // a resume answer, a switch down, or stopping
+  std::thread watcher_;
+};
+
+}  // namespace ps::hotpath

@@ -1,0 +1,78 @@
+#include <optional>
+#include <zmq.hpp>
+
+#include "hotpath/controller/switch_control_client.h"
+
+namespace libra::switchd {
+
+struct ControlClient::Impl {
+  Impl(std::string endpoint, std::chrono::milliseconds timeout)
+      : endpoint(std::move(endpoint)), timeout(timeout) {}
+
+  // A REQ socket that timed out cannot send again; start a fresh one.
+  void Connect() {
+    socket.emplace(context, zmq::socket_type::req);
+    socket->set(zmq::sockopt::linger, 0);
+    socket->set(zmq::sockopt::rcvtimeo, static_cast<int>(timeout.count()));
+    socket->set(zmq::sockopt::sndtimeo, static_cast<int>(timeout.count()));
+    socket->connect(endpoint);
+  }
+
+  std::optional<std::string> RoundTrip(const std::string& request) {
+    if (!socket) Connect();
+    zmq::message_t reply;
+    if (!socket->send(zmq::buffer(request), zmq::send_flags::none) ||
+        !socket->recv(reply, zmq::recv_flags::none)) {
+      socket.reset();
+      return std::nullopt;
+    }
+    return reply.to_string();
+  }
+
+  zmq::context_t context{1};
+  std::optional<zmq::socket_t> socket;
+  std::string endpoint;
+  std::chrono::milliseconds timeout;
+};
+
+ControlClient::ControlClient(const std::string& endpoint, std::chrono::milliseconds timeout)
+    : impl_(std::make_unique<Impl>(endpoint.starts_with("tcp://") ? endpoint : "tcp://" + endpoint,
+                                   timeout)) {}
+
+ControlClient::~ControlClient() = default;
+
+nlohmann::json ControlClient::Request(const nlohmann::json& request) {
+  const auto text = impl_->RoundTrip(request.dump());
+  if (!text) {
+    throw SwitchControlError("switch control " + impl_->endpoint + ": no reply within " +
+                             std::to_string(impl_->timeout.count()) + " ms");
+  }
+  nlohmann::json reply = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (!reply.is_object()) throw SwitchControlError("switch control: malformed reply");
+  if (!reply.value("ok", false)) {
+    throw SwitchControlError("switch refused " + request.value("op", std::string("request")) +
+                             ": " + reply.value("error", std::string("no reason given")));
+  }
+  return reply;
+}
+
+nlohmann::json ControlClient::InstallJob(const SwitchJob& job) {
+  return Request({{"op", "install_job"}, {"job", ToJson(job)}})["fit"];
+}
+
+void ControlClient::RemoveJob(std::uint32_t job_id, const std::string& token) {
+  Request({{"op", "remove_job"}, {"job_id", job_id}, {"token", token}});
+}
+
+nlohmann::json ControlClient::Counters() { return Request({{"op", "counters"}}); }
+
+bool ControlClient::Probe() {
+  try {
+    Request({{"op", "probe"}});
+    return true;
+  } catch (const SwitchControlError&) {
+    return false;
+  }
+}
+
+}  // namespace libra::switchd

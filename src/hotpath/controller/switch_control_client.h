@@ -1,0 +1,47 @@
+// The controller's side of libra-switchd's control port: install and remove
+// a job, read counters, probe. Requests time out instead of hanging; a
+// refused request throws SwitchControlError with the switch's reason.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+
+#include "wire/switch_job.h"
+
+namespace libra::switchd {
+
+class SwitchControlError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class ControlClient {
+ public:
+  // `endpoint`: "a.b.c.d:port" or "tcp://a.b.c.d:port".
+  explicit ControlClient(const std::string& endpoint,
+                         std::chrono::milliseconds timeout = std::chrono::seconds(2));
+  ~ControlClient();
+  ControlClient(const ControlClient&) = delete;
+  ControlClient& operator=(const ControlClient&) = delete;
+
+  // Returns the switch's fit report ("register_bits_used", "register_share", ...).
+  nlohmann::json InstallJob(const SwitchJob& job);
+  void RemoveJob(std::uint32_t job_id, const std::string& token);
+  nlohmann::json Counters();
+  // True when the switch answered within the timeout.
+  bool Probe();
+
+  // Sends any request and returns the reply; throws SwitchControlError on
+  // timeout or on a reply with "ok": false.
+  nlohmann::json Request(const nlohmann::json& request);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace libra::switchd

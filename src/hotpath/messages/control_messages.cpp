@@ -1,0 +1,399 @@
+#include "hotpath/messages/control_messages.h"
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+#include <type_traits>
+#include <vector>
+
+namespace ps::hotpath {
+namespace {
+
+class Writer {
+ public:
+  template <typename T>
+  void Put(T value) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    out_.append(reinterpret_cast<const char*>(&value), sizeof(value));
+  }
+  void PutString(const std::string& text) {
+    Put<uint32_t>(static_cast<uint32_t>(text.size()));
+    out_.append(text);
+  }
+  // LEB128: seven bits a byte, low bits first, the high bit saying more
+  // follow (1 byte for values below 128, 10 for the largest).
+  void PutVarint(uint64_t value) {
+    while (value >= 0x80) {
+      out_.push_back(static_cast<char>((value & 0x7f) | 0x80));
+      value >>= 7;
+    }
+    out_.push_back(static_cast<char>(value));
+  }
+  // A signed difference as a varint: small of either sign stays short.
+  void PutDelta(uint64_t from, uint64_t to) {
+    const auto delta = static_cast<int64_t>(to - from);
+    PutVarint((static_cast<uint64_t>(delta) << 1) ^ static_cast<uint64_t>(delta >> 63));
+  }
+  // A count, then the items (keys or values).
+  template <typename T>
+  void PutList(const std::vector<T>& items) {
+    Put<uint64_t>(items.size());
+    for (const T& item : items) Put(item);
+  }
+  std::string Take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+class Reader {
+ public:
+  explicit Reader(const std::string& in) : in_(in) {}
+  template <typename T>
+  bool Get(T* value) {
+    if (in_.size() - pos_ < sizeof(T)) return false;
+    std::memcpy(value, in_.data() + pos_, sizeof(T));
+    pos_ += sizeof(T);
+    return true;
+  }
+  bool GetString(std::string* text) {
+    uint32_t size = 0;
+    if (!Get(&size) || in_.size() - pos_ < size) return false;
+    text->assign(in_, pos_, size);
+    pos_ += size;
+    return true;
+  }
+  // A varint as PutVarint writes it; fails on one that runs past the body,
+  // past 64 bits, or is longer than it needs to be (so that a body that
+  // decodes encodes back to the same bytes).
+  bool GetVarint(uint64_t* value) {
+    uint64_t result = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (pos_ == in_.size()) return false;
+      const auto byte = static_cast<uint8_t>(in_[pos_++]);
+      const uint64_t bits = byte & 0x7f;
+      if (shift == 63 && bits > 1) return false;
+      result |= bits << shift;
+      if ((byte & 0x80) == 0) {
+        if (byte == 0 && shift > 0) return false;  // overlong
+        *value = result;
+        return true;
+      }
+    }
+    return false;
+  }
+  bool GetVarint32(uint32_t* value) {
+    uint64_t wide = 0;
+    if (!GetVarint(&wide) || wide > UINT32_MAX) return false;
+    *value = static_cast<uint32_t>(wide);
+    return true;
+  }
+  bool GetDelta(uint64_t from, uint64_t* to) {
+    uint64_t zigzag = 0;
+    if (!GetVarint(&zigzag)) return false;
+    const uint64_t delta = (zigzag >> 1) ^ (~(zigzag & 1) + 1);
+    *to = from + delta;
+    return true;
+  }
+  // A count of items of `item_bytes` each that the rest of the body can hold.
+  bool GetCount(uint64_t item_bytes, uint64_t* count) {
+    return Get(count) && *count <= (in_.size() - pos_) / item_bytes;
+  }
+  // A count, then that many items; fails on a count the body cannot hold.
+  template <typename T>
+  bool GetList(std::vector<T>* items) {
+    uint64_t count = 0;
+    if (!GetCount(sizeof(T), &count)) return false;
+    items->resize(count);
+    for (T& item : *items) {
+      if (!Get(&item)) return false;
+    }
+    return true;
+  }
+  bool done() const { return pos_ == in_.size(); }
+
+ private:
+  const std::string& in_;
+  size_t pos_ = 0;
+};
+
+}  // namespace
+
+std::string Encode(const JoinRequest& join) {
+  Writer w;
+  w.Put(static_cast<uint8_t>(join.role));
+  w.Put(join.rank);
+  w.Put(join.address.ipv4);
+  w.Put(join.address.port);
+  w.Put(join.max_abs_value);
+  w.Put(join.epoch);
+  w.Put<uint64_t>(join.counts.size());
+  for (const KeyCount& c : join.counts) {
+    w.Put(c.key);
+    w.Put(c.value_len);
+    w.Put(c.updates);
+    w.Put(c.server);
+  }
+  return w.Take();
+}
+
+std::optional<JoinRequest> DecodeJoin(const std::string& body) {
+  Reader r(body);
+  JoinRequest join;
+  uint8_t role = 0;
+  uint64_t n = 0;
+  if (!r.Get(&role) || !r.Get(&join.rank) || !r.Get(&join.address.ipv4) ||
+      !r.Get(&join.address.port) || !r.Get(&join.max_abs_value) || !r.Get(&join.epoch) ||
+      !r.GetCount(24, &n)) {
+    return std::nullopt;
+  }
+  if (role != 1 && role != 2) return std::nullopt;
+  join.role = static_cast<JoinRequest::Role>(role);
+  join.counts.resize(n);
+  for (KeyCount& c : join.counts) {
+    if (!r.Get(&c.key) || !r.Get(&c.value_len) || !r.Get(&c.updates) || !r.Get(&c.server)) {
+      return std::nullopt;
+    }
+  }
+  if (!r.done()) return std::nullopt;
+  return join;
+}
+
+std::string Encode(const Install& install) {
+  Writer w;
+  w.Put<uint8_t>(install.enabled ? 1 : 0);
+  w.PutString(install.reason);
+  w.Put(install.job_id);
+  w.Put(install.first_epoch);
+  w.Put(install.num_workers);
+  w.Put<int32_t>(install.scale_bits);
+  if (!install.enabled) return w.Take();
+  const libra::hot::HotSet& set = *install.hot_set;
+  w.Put(set.layout().num_arrays);
+  w.Put(set.layout().cells_per_array);
+  w.Put(set.layout().num_banks);
+  w.Put(static_cast<uint32_t>(set.placement()));
+  // Compact, since every node receives it at the start of the job: keys as
+  // differences from the previous one (the hot set lists them ascending
+  // within a frequency), small numbers as varints, and each value's cell as
+  // the difference of its row-major address (index * arrays + array) from
+  // the previous one, which the placements fill in order: about 12 bytes a
+  // one-value key instead of 28.
+  w.Put<uint64_t>(set.size());
+  uint64_t previous_key = 0;
+  for (const libra::hot::HotKey& k : set.keys()) {
+    w.PutDelta(previous_key, k.key);
+    previous_key = k.key;
+    w.PutVarint(k.value_len);
+    w.PutVarint(k.frequency);
+  }
+  w.Put<uint64_t>(set.num_values());
+  uint64_t previous_cell = 0;
+  for (const libra::hot::CellAddress& cell : set.cells()) {
+    const uint64_t address = uint64_t{cell.index} * set.layout().num_arrays + cell.array;
+    w.PutDelta(previous_cell, address);
+    previous_cell = address;
+  }
+  w.Put<uint64_t>(install.owners.size());
+  for (uint32_t owner : install.owners) w.PutVarint(owner);
+  return w.Take();
+}
+
+std::optional<Install> DecodeInstall(const std::string& body) {
+  Reader r(body);
+  Install install;
+  uint8_t enabled = 0;
+  int32_t scale = 0;
+  if (!r.Get(&enabled) || !r.GetString(&install.reason) || !r.Get(&install.job_id) ||
+      !r.Get(&install.first_epoch) || !r.Get(&install.num_workers) || !r.Get(&scale)) {
+    return std::nullopt;
+  }
+  install.enabled = enabled == 1;
+  install.scale_bits = scale;
+  if (!install.enabled) return r.done() ? std::optional<Install>(install) : std::nullopt;
+
+  libra::hot::SwitchLayout layout;
+  uint32_t placement = 0;
+  uint64_t num_keys = 0, num_cells = 0;
+  // A key takes at least 3 bytes (three varints), a cell and an owner 1.
+  if (!r.Get(&layout.num_arrays) || !r.Get(&layout.cells_per_array) || !r.Get(&layout.num_banks) ||
+      !r.Get(&placement) || layout.num_arrays == 0 || !r.GetCount(3, &num_keys)) {
+    return std::nullopt;
+  }
+  std::vector<libra::hot::HotKey> keys(num_keys);
+  uint64_t previous_key = 0;
+  for (libra::hot::HotKey& k : keys) {
+    if (!r.GetDelta(previous_key, &k.key) || !r.GetVarint32(&k.value_len) ||
+        !r.GetVarint(&k.frequency)) {
+      return std::nullopt;
+    }
+    previous_key = k.key;
+  }
+  if (!r.GetCount(1, &num_cells)) return std::nullopt;
+  std::vector<libra::hot::CellAddress> cells(num_cells);
+  uint64_t previous_cell = 0;
+  for (libra::hot::CellAddress& cell : cells) {
+    uint64_t address = 0;
+    if (!r.GetDelta(previous_cell, &address)) return std::nullopt;
+    previous_cell = address;
+    const uint64_t index = address / layout.num_arrays;
+    if (index > UINT32_MAX) return std::nullopt;
+    cell.array = static_cast<uint32_t>(address % layout.num_arrays);
+    cell.index = static_cast<uint32_t>(index);
+  }
+  uint64_t num_owners = 0;
+  if (!r.GetCount(1, &num_owners) || (num_owners != 0 && num_owners != num_keys)) {
+    return std::nullopt;
+  }
+  install.owners.resize(num_owners);
+  for (uint32_t& owner : install.owners) {
+    if (!r.GetVarint32(&owner)) return std::nullopt;
+  }
+  if (!r.done()) return std::nullopt;
+  // Checked before HotSet allocates a table over the whole layout.
+  if (layout.capacity() > libra::hot::kMaxReadLayoutCells) return std::nullopt;
+  if (placement != static_cast<uint32_t>(libra::hot::PlacementKind::kHeat) &&
+      placement != static_cast<uint32_t>(libra::hot::PlacementKind::kHash)) {
+    return std::nullopt;
+  }
+  try {
+    layout.Validate();
+    install.hot_set = std::make_shared<const libra::hot::HotSet>(
+        layout, static_cast<libra::hot::PlacementKind>(placement), std::move(keys),
+        std::move(cells));
+  } catch (const std::invalid_argument&) {
+    return std::nullopt;
+  }
+  return install;
+}
+
+std::string Encode(const Repair& repair) {
+  Writer w;
+  w.Put(repair.epoch);
+  w.PutList(repair.keys);
+  w.PutList(repair.vals);
+  return w.Take();
+}
+
+std::optional<Repair> DecodeRepair(const std::string& body) {
+  Reader r(body);
+  Repair repair;
+  if (!r.Get(&repair.epoch) || !r.GetList(&repair.keys) || !r.GetList(&repair.vals) || !r.done()) {
+    return std::nullopt;
+  }
+  return repair;
+}
+
+bool WriteInstallFile(const std::string& path, const Install& install) {
+  std::error_code error;
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent, error);
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    const std::string body = Encode(install);
+    out.write(body.data(), static_cast<std::streamsize>(body.size()));
+    out.flush();
+    if (!out) return false;
+  }
+  return std::rename(temporary.c_str(), path.c_str()) == 0;
+}
+
+std::optional<Install> ReadInstallFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  const std::string body((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return DecodeInstall(body);
+}
+
+std::string Encode(const SwitchDown& down) {
+  Writer w;
+  w.Put(down.generation);
+  w.Put(down.epoch);
+  w.PutString(down.reason);
+  return w.Take();
+}
+
+std::optional<SwitchDown> DecodeSwitchDown(const std::string& body) {
+  Reader r(body);
+  SwitchDown down;
+  if (!r.Get(&down.generation) || !r.Get(&down.epoch) || !r.GetString(&down.reason) || !r.done()) {
+    return std::nullopt;
+  }
+  return down;
+}
+
+std::string Encode(const FallbackPush& push) {
+  Writer w;
+  w.Put(push.epoch);
+  w.Put(push.worker);
+  w.PutList(push.keys);
+  w.PutList(push.vals);
+  return w.Take();
+}
+
+std::optional<FallbackPush> DecodeFallbackPush(const std::string& body) {
+  Reader r(body);
+  FallbackPush push;
+  if (!r.Get(&push.epoch) || !r.Get(&push.worker) || !r.GetList(&push.keys) ||
+      !r.GetList(&push.vals) || !r.done()) {
+    return std::nullopt;
+  }
+  return push;
+}
+
+std::string Encode(const WrittenRows& rows) {
+  Writer w;
+  w.Put(rows.epoch);
+  w.Put(rows.worker);
+  w.PutList(rows.bitmap);
+  return w.Take();
+}
+
+std::optional<WrittenRows> DecodeWrittenRows(const std::string& body) {
+  Reader r(body);
+  WrittenRows rows;
+  if (!r.Get(&rows.epoch) || !r.Get(&rows.worker) || !r.GetList(&rows.bitmap) || !r.done()) {
+    return std::nullopt;
+  }
+  return rows;
+}
+
+std::string Encode(const Resume& resume) {
+  Writer w;
+  w.Put(resume.generation);
+  w.Put(resume.job_id);
+  w.Put(resume.first_epoch);
+  return w.Take();
+}
+
+std::optional<Resume> DecodeResume(const std::string& body) {
+  Reader r(body);
+  Resume resume;
+  if (!r.Get(&resume.generation) || !r.Get(&resume.job_id) || !r.Get(&resume.first_epoch) ||
+      !r.done()) {
+    return std::nullopt;
+  }
+  return resume;
+}
+
+std::vector<uint32_t> HotKeyOwners(const libra::hot::HotSet& hot_set,
+                                   const std::vector<uint32_t>& owners,
+                                   const std::vector<Range>& server_ranges) {
+  if (!owners.empty()) return owners;
+  const auto keys = hot_set.keys();
+  std::vector<uint32_t> owner_of_key(keys.size(), 0);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    for (size_t s = 0; s < server_ranges.size(); ++s) {
+      if (keys[i].key >= server_ranges[s].begin() && keys[i].key < server_ranges[s].end()) {
+        owner_of_key[i] = static_cast<uint32_t>(s);
+      }
+    }
+  }
+  return owner_of_key;
+}
+
+}  // namespace ps::hotpath

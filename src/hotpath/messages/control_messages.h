@@ -1,0 +1,148 @@
+// The messages of the hot path's control plane, carried as SimpleApp
+// bodies between the nodes and the controller in the scheduler:
+//
+//   JOIN    node -> controller: "I take part": role, rank, the UDP address
+//           the node will use, and (workers, sampling mode) the keys it
+//           counted and the largest gradient magnitude it saw.
+//   INSTALL controller -> node (the response to JOIN): the hot set with its
+//           placement, the epoch at which the hot path starts, or the reason
+//           the job stays on the plain parameter server.
+//   REPAIR  worker -> servers: published hot values a replica lacks.
+//   SWITCH_DOWN node -> controller, then controller -> every node: the
+//           switch stopped answering; the hot keys go through the servers
+//           (fallback) until the controller resumes the hot path.
+//   FALLBACK_PUSH worker -> each server: one epoch's hot values of the keys
+//           that server owns, summed there as the switch would have.
+//   RESUME_QUERY controller -> workers: the switch is back; the answer is
+//           the worker's next epoch, and the worker holds its pushes until the
+//           RESUME comes.
+//   RESUME  controller -> every node: the hot path runs again from
+//           `first_epoch`, under a new job id.
+//   VALUES  server -> workers (a REPAIR body asks): a worker's own values of
+//           some keys in an epoch, which it still keeps; the answer is a
+//           FALLBACK_PUSH. A server sums saturated keys exactly with them.
+//   WRITTEN_ROWS worker -> each server, with every epoch it pushes through
+//           the switch: which of the server's rows its hot values went to,
+//           so that the server reads only the rows some worker wrote.
+//
+// Both nodes run the same build, so the encoding is the host's byte order;
+// decoding checks every length and fails on a short or malformed body.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hot/hot_set.h"
+#include "wire/switch_job.h"
+#include "ps/range.h"
+
+namespace ps::hotpath {
+
+// A key the worker pushed during the sampling phase, with its value count.
+struct KeyCount {
+  libra::hot::Key key = 0;
+  uint32_t value_len = 1;
+  uint64_t updates = 0;
+  uint32_t server = 0;  // the server rank the worker's slicer sends it to
+};
+
+struct JoinRequest {
+  enum class Role : uint8_t { kWorker = 1, kServer = 2 };
+  Role role = Role::kWorker;
+  uint32_t rank = 0;
+  libra::UdpEndpoint address;
+  float max_abs_value = 0;  // largest |value| pushed (workers)
+  uint32_t epoch = 0;       // the epoch a worker joins at (its first hot push)
+  std::vector<KeyCount> counts;
+};
+
+struct Install {
+  bool enabled = false;
+  std::string reason;  // why the job stays plain when !enabled
+  uint32_t job_id = 0;
+  uint32_t first_epoch = 0;
+  uint32_t num_workers = 0;
+  int scale_bits = 0;
+  std::shared_ptr<const libra::hot::HotSet> hot_set;
+  // The server rank that owns each hot key (as the workers' slicer routes
+  // it); empty means the default key ranges.
+  std::vector<uint32_t> owners;
+};
+
+// REPAIR worker -> servers: the values of these hot keys as of `epoch` (a
+// lost REPLICA); each server answers with the keys it owns, as of the newest
+// epoch it has published, once that is `epoch` or later.
+struct Repair {
+  uint32_t epoch = 0;
+  std::vector<libra::hot::Key> keys;
+  std::vector<float> vals;  // the answer: key after key, hot-set lengths
+};
+
+// SWITCH_DOWN: who found the switch dead, and at which of its epochs.
+struct SwitchDown {
+  uint32_t generation = 0;  // the hot path's incarnation (0, then one per RESUME)
+  uint32_t epoch = 0;       // the first epoch the reporter could not get through
+  std::string reason;
+};
+
+// FALLBACK_PUSH: worker `worker`'s hot values of `epoch` for the keys the
+// receiving server owns (none is a valid push: the server counts workers).
+struct FallbackPush {
+  // In an answer to VALUES: the worker no longer keeps that epoch.
+  static constexpr uint32_t kNotRetained = 0xffffffffu;
+  uint32_t epoch = 0;
+  uint32_t worker = 0;
+  std::vector<libra::hot::Key> keys;  // owned by the receiver, each once
+  std::vector<float> vals;            // key after key, hot-set lengths
+};
+
+// WRITTEN_ROWS: bit k of `bitmap` (byte k / 8, bit k % 8) says worker
+// `worker` wrote, in `epoch`, the k-th row of the receiving server's keys
+// (libra::hotpath::CollectRows order).
+struct WrittenRows {
+  uint32_t epoch = 0;
+  uint32_t worker = 0;
+  std::vector<uint8_t> bitmap;
+};
+
+// RESUME (and the answer to RESUME_QUERY, which only fills `first_epoch`
+// with the worker's next epoch).
+struct Resume {
+  uint32_t generation = 0;
+  uint32_t job_id = 0;       // the switch job of this incarnation
+  uint32_t first_epoch = 0;  // the first epoch on the switch again
+};
+
+// The server that owns each hot key of `hot_set` (hot-set order), the one
+// rule the controller, the servers and the workers share: the controller's
+// `owners` when it sent them (the workers' slicer routed the sampled keys),
+// else the server whose key range holds the key, as it would own it cold.
+std::vector<uint32_t> HotKeyOwners(const libra::hot::HotSet& hot_set,
+                                   const std::vector<uint32_t>& owners,
+                                   const std::vector<Range>& server_ranges);
+
+std::string Encode(const JoinRequest& join);
+std::optional<JoinRequest> DecodeJoin(const std::string& body);
+std::string Encode(const Install& install);
+std::optional<Install> DecodeInstall(const std::string& body);
+std::string Encode(const Repair& repair);
+std::optional<Repair> DecodeRepair(const std::string& body);
+// An INSTALL kept in a file (LIBRA_SAVE_INSTALL / LIBRA_INSTALL_FILE):
+// written to a temporary file and renamed, so a reader never sees half of
+// one; nullopt when the file is missing or not an INSTALL.
+bool WriteInstallFile(const std::string& path, const Install& install);
+std::optional<Install> ReadInstallFile(const std::string& path);
+
+std::string Encode(const SwitchDown& down);
+std::optional<SwitchDown> DecodeSwitchDown(const std::string& body);
+std::string Encode(const FallbackPush& push);
+std::optional<FallbackPush> DecodeFallbackPush(const std::string& body);
+std::string Encode(const WrittenRows& rows);
+std::optional<WrittenRows> DecodeWrittenRows(const std::string& body);
+std::string Encode(const Resume& resume);
+std::optional<Resume> DecodeResume(const std::string& body);
+
+}  // namespace ps::hotpath

@@ -1,0 +1,146 @@
+#include "hotpath/messages/hot_packets.h"
+
+#include <algorithm>
+#include <bit>
+#include <stdexcept>
+#include <string>
+
+namespace libra::hotpath {
+
+std::vector<std::uint32_t> CheckHotValues(const hot::HotSet& hot_set,
+                                          std::span<const hot::Key> keys,
+                                          std::span<const float> vals, std::span<const int> lens) {
+  if (!lens.empty() && lens.size() != keys.size()) {
+    throw std::invalid_argument("hot push: " + std::to_string(keys.size()) + " keys but " +
+                                std::to_string(lens.size()) + " lens");
+  }
+  std::vector<std::uint32_t> first_value(keys.size());
+  std::uint64_t offset = 0;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const std::uint32_t index = hot_set.Find(keys[i]);
+    if (index == hot::HotSet::kCold) {
+      throw std::invalid_argument("hot push: key " + std::to_string(keys[i]) +
+                                  " is not in the hot set");
+    }
+    const std::uint32_t len = hot_set.keys()[index].value_len;
+    if (!lens.empty() && (lens[i] < 0 || static_cast<std::uint32_t>(lens[i]) != len)) {
+      throw std::invalid_argument("hot push: key " + std::to_string(keys[i]) + " has " +
+                                  std::to_string(lens[i]) + " values, the hot set says " +
+                                  std::to_string(len));
+    }
+    first_value[i] = static_cast<std::uint32_t>(offset);
+    offset += len;
+  }
+  if (offset != vals.size()) {
+    throw std::invalid_argument("hot push: the keys take " + std::to_string(offset) +
+                                " values but " + std::to_string(vals.size()) + " were given");
+  }
+  return first_value;
+}
+
+PackedValues PackHotValues(const hot::HotSet& hot_set, hot::LayoutAwarePacker& packer,
+                           const wire::Header& header, std::span<const hot::Key> keys,
+                           std::span<const std::uint32_t> first_value,
+                           std::span<const float> vals) {
+  const std::uint32_t num_arrays = packer.num_arrays();
+  packer.Clear();
+  // Each array's values go out in order of cell index (row): packet k then
+  // takes the k-th lowest row still queued in every array, so its cells lie
+  // in the same or neighbouring rows. Rows a worker pushes whole become
+  // one-row packets, and the switch touches fewer cache lines per packet
+  // (docs/switch.md). Pushed in key order instead, the cells of a packet
+  // scatter over the whole register memory. An entry is the cell index
+  // (high half) and the value's position (low half), sorted as one word.
+  std::vector<std::vector<std::uint64_t>> queued(num_arrays);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const std::span<const hot::CellAddress> cells = hot_set.CellsOf(hot_set.Find(keys[i]));
+    for (std::size_t v = 0; v < cells.size(); ++v) {
+      const std::uint32_t position = first_value[i] + static_cast<std::uint32_t>(v);
+      queued.at(cells[v].array).push_back(std::uint64_t{cells[v].index} << 32 | position);
+    }
+  }
+  // The packer carries the value itself; the slot's origin (needed to map a
+  // RESULT back to a key) rides in a parallel queue per array, built in the
+  // same order, so the k-th value of array j in both queues is the same one.
+  std::vector<std::vector<std::uint32_t>> origin(num_arrays);
+  for (std::uint32_t j = 0; j < num_arrays; ++j) {
+    std::sort(queued[j].begin(), queued[j].end());
+    for (const std::uint64_t entry : queued[j]) {
+      const auto index = static_cast<std::uint32_t>(entry >> 32);
+      const auto position = static_cast<std::uint32_t>(entry);
+      packer.Push({j, index}, vals.empty() ? 0.0f : vals[position]);
+      origin[j].push_back(position);
+    }
+  }
+
+  PackedValues out;
+  out.packets.reserve(packer.packets_left());
+  std::vector<hot::SlotValue> slots(num_arrays);
+  std::array<wire::Slot, wire::kMaxSlots> wire_slots{};
+  std::vector<std::size_t> taken(num_arrays, 0);
+  wire::Header packet_header = header;
+  while (packer.NextPacket(slots)) {
+    std::uint32_t used = 0;
+    for (std::uint32_t j = 0; j < num_arrays; ++j) {
+      if (slots[j].index == hot::kEmptySlot) {
+        wire_slots[j] = wire::Slot{};
+        out.value_of_slot.push_back(kNoValue);
+        continue;
+      }
+      wire_slots[j] =
+          wire::Slot{true, false, slots[j].index, std::bit_cast<std::uint32_t>(slots[j].value)};
+      out.value_of_slot.push_back(origin[j][taken[j]++]);
+      used = j + 1;
+    }
+    packet_header.seq = static_cast<std::uint32_t>(out.packets.size());
+    packet_header.slot_count = static_cast<std::uint16_t>(used);
+    EncodedPacket& packet = out.packets.emplace_back();
+    packet.length = static_cast<std::uint16_t>(wire::Encode(
+        packet_header, std::span<const wire::Slot>(wire_slots.data(), used), packet.bytes));
+  }
+  return out;
+}
+
+std::vector<EncodedPacket> PackUpdate(const hot::HotSet& hot_set, const wire::Header& header,
+                                      std::span<const hot::Key> keys,
+                                      std::span<const std::uint32_t> first_value,
+                                      std::span<const float> vals) {
+  std::vector<wire::CellValue> cells;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const std::span<const hot::CellAddress> addresses = hot_set.CellsOf(hot_set.Find(keys[i]));
+    for (std::size_t v = 0; v < addresses.size(); ++v) {
+      cells.push_back(wire::CellValue{addresses[v].array, addresses[v].index,
+                                      std::bit_cast<std::uint32_t>(vals[first_value[i] + v])});
+    }
+  }
+  // By row, so that the values of one row share one block header.
+  std::sort(cells.begin(), cells.end(), [](const wire::CellValue& a, const wire::CellValue& b) {
+    return a.index != b.index ? a.index < b.index : a.array < b.array;
+  });
+
+  std::vector<EncodedPacket> packets;
+  wire::Header packet_header = header;
+  std::size_t begin = 0;
+  while (begin < cells.size()) {
+    // As many cells as fit: a new row costs its block header, a value 4 bytes.
+    std::size_t end = begin;
+    std::size_t size = wire::kHeaderBytes;
+    while (end < cells.size() && end - begin < wire::kMaxUpdateValues) {
+      const bool new_row = end == begin || cells[end].index != cells[end - 1].index;
+      const std::size_t grown =
+          size + (new_row ? wire::kRowBlockHeaderBytes : 0) + wire::kValueBytes;
+      if (grown > wire::kMaxMessageBytes) break;
+      size = grown;
+      ++end;
+    }
+    packet_header.seq = static_cast<std::uint32_t>(packets.size());
+    EncodedPacket& packet = packets.emplace_back();
+    packet.length = static_cast<std::uint16_t>(wire::EncodeUpdate(
+        packet_header, std::span<const wire::CellValue>(cells.data() + begin, end - begin),
+        packet.bytes));
+    begin = end;
+  }
+  return packets;
+}
+
+}  // namespace libra::hotpath

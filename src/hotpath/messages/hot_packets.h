@@ -1,0 +1,65 @@
+// Turning hot values into wire packets, the one place where the hot set,
+// the layout-aware packer and the wire format meet. DATA (worker gradients)
+// and COLLECT (server reads, values zero) respect the rule that slot j
+// addresses array j; UPDATE (server parameters) carries row blocks.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "hot/hot_set.h"
+#include "hot/packing.h"
+#include "wire/wire.h"
+
+namespace libra::hotpath {
+
+// One encoded message, kept as bytes so that a retransmission is a resend of
+// the same buffer with the RETRANSMISSION flag set in place.
+struct EncodedPacket {
+  std::array<std::uint8_t, wire::kMaxMessageBytes> bytes;
+  std::uint16_t length = 0;
+
+  std::span<const std::uint8_t> view() const { return {bytes.data(), length}; }
+  void SetEpoch(std::uint32_t epoch) { wire::StoreBig32(&bytes[12], epoch); }
+  void SetSeq(std::uint32_t seq) { wire::StoreBig32(&bytes[16], seq); }
+  void SetFlags(std::uint16_t flags) { wire::StoreBig16(&bytes[2], flags); }
+};
+
+// Where each slot of each packet came from: value position in the caller's
+// `vals`, or kNoValue for a hole.
+inline constexpr std::uint32_t kNoValue = ~std::uint32_t{0};
+
+struct PackedValues {
+  std::vector<EncodedPacket> packets;
+  // packets.size() x num_arrays entries.
+  std::vector<std::uint32_t> value_of_slot;
+};
+
+// Checks a push against the hot set and returns, per key, the index of its
+// first value in `vals`. Throws std::invalid_argument (naming the key) on a
+// cold key, a length that differs from the key's value_len, or a vals size
+// that does not match. Empty `lens` means every key has its value_len.
+std::vector<std::uint32_t> CheckHotValues(const hot::HotSet& hot_set,
+                                          std::span<const hot::Key> keys,
+                                          std::span<const float> vals, std::span<const int> lens);
+
+// Packs the values of hot `keys` (vals key after key, offsets from
+// CheckHotValues) layout-aware into packets with `header`'s fields and seq
+// = packet number from 0. Trailing empty slots are cut; `vals` empty packs
+// zeros (COLLECT).
+PackedValues PackHotValues(const hot::HotSet& hot_set, hot::LayoutAwarePacker& packer,
+                           const wire::Header& header, std::span<const hot::Key> keys,
+                           std::span<const std::uint32_t> first_value, std::span<const float> vals);
+
+// The values of hot `keys` (offsets from CheckHotValues) as UPDATE packets
+// with `header`'s fields and seq = packet number from 0: their cells sorted
+// by row, each packet as full as kMaxMessageBytes allows. Empty keys: no
+// packets.
+std::vector<EncodedPacket> PackUpdate(const hot::HotSet& hot_set, const wire::Header& header,
+                                      std::span<const hot::Key> keys,
+                                      std::span<const std::uint32_t> first_value,
+                                      std::span<const float> vals);
+
+}  // namespace libra::hotpath

@@ -1,0 +1,73 @@
+#include "hotpath/node/hot_path_config.h"
+
+#include <limits>
+
+#include "hotpath/messages/control_messages.h"
+#include "ps/internal/env.h"
+#include "ps/internal/logging.h"
+
+namespace ps::hotpath {
+namespace {
+
+libra::UdpEndpoint RequiredEndpoint(const char* name, const char* text) {
+  auto endpoint = libra::UdpEndpoint::Parse(text);
+  if (!endpoint) {
+    LOG(FATAL) << "environment variable " << name << "='" << text
+               << "' is not an IPv4 address:port";
+  }
+  return *endpoint;
+}
+
+uint64_t ParseCount(const char* name, const char* text) {
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long value = std::strtoull(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0' || text[0] == '-') {
+    LOG(FATAL) << "environment variable " << name << "='" << text
+               << "' is not a non-negative integer";
+  }
+  return value;
+}
+
+HotPathConfig ReadConfig() {
+  Environment* env = Environment::Get();
+  HotPathConfig config;
+  const char* data = env->find("LIBRA_SWITCH");
+  if (data == nullptr || *data == '\0') return config;
+  config.enabled = true;
+  config.switch_data = RequiredEndpoint("LIBRA_SWITCH", data);
+  if (const char* control = env->find("LIBRA_SWITCH_CONTROL")) config.switch_control = control;
+  if (const char* path = env->find("LIBRA_HOT_SET")) config.hot_set_path = path;
+  config.sample_epochs = static_cast<uint32_t>(
+      env->IntOr("LIBRA_SAMPLE_EPOCHS", 20, 1, std::numeric_limits<int>::max()));
+  if (const char* capacity = env->find("LIBRA_CAPACITY"); capacity && *capacity) {
+    config.capacity_cells = ParseCount("LIBRA_CAPACITY", capacity);
+  }
+  config.job_id =
+      static_cast<uint32_t>(env->IntOr("LIBRA_JOB_ID", 1, 1, std::numeric_limits<int>::max()));
+  if (const char* token = env->find("LIBRA_JOB_TOKEN"); token && *token) config.job_token = token;
+  const int scale = env->IntOr("LIBRA_SCALE_BITS", -1, 0, 30);
+  if (scale >= 0) config.scale_bits = scale;
+  if (const char* path = env->find("LIBRA_SAVE_INSTALL"); path && *path) {
+    config.save_install_path = path;
+  }
+  if (const char* path = env->find("LIBRA_INSTALL_FILE"); path && *path) {
+    config.install_path = path;
+    const std::optional<Install> saved = ReadInstallFile(path);
+    if (!saved || !saved->enabled) {
+      LOG(FATAL) << "environment variable LIBRA_INSTALL_FILE='" << path
+                 << "': not a readable INSTALL of an enabled hot path";
+    }
+    config.saved_first_epoch = saved->first_epoch;
+  }
+  return config;
+}
+
+}  // namespace
+
+const HotPathConfig& Config() {
+  static const HotPathConfig config = ReadConfig();
+  return config;
+}
+
+}  // namespace ps::hotpath

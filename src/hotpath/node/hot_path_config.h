@@ -1,0 +1,44 @@
+// The LIBRA_* environment that turns the hot path on (docs/hotpath.md,
+// "Turning it on"). Read once per process; a malformed variable stops the
+// process with a message naming it, like the DMLC_* variables.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "wire/switch_job.h"
+
+namespace ps::hotpath {
+
+struct HotPathConfig {
+  bool enabled = false;             // LIBRA_SWITCH is set
+  libra::UdpEndpoint switch_data;   // LIBRA_SWITCH
+  std::string switch_control;       // LIBRA_SWITCH_CONTROL (scheduler only)
+  std::string hot_set_path;         // LIBRA_HOT_SET: "" means sampling
+  uint32_t sample_epochs = 20;      // LIBRA_SAMPLE_EPOCHS
+  uint64_t capacity_cells = 0;      // LIBRA_CAPACITY: 0 means the whole layout
+  uint32_t job_id = 1;              // LIBRA_JOB_ID
+  std::string job_token = "libra";  // LIBRA_JOB_TOKEN
+  std::optional<int> scale_bits;    // LIBRA_SCALE_BITS: overrides the controller's choice
+  // LIBRA_SAVE_INSTALL: where the controller writes the INSTALL it decided
+  // (a checkpointed job keeps its hot set, placement and scale with it).
+  std::string save_install_path;
+  // LIBRA_INSTALL_FILE: an INSTALL written that way; a resumed job runs the
+  // hot path exactly as the job it resumes: this hot set, these owners,
+  // this scale, from the same epoch on (no sampling).
+  std::string install_path;
+  std::optional<uint32_t> saved_first_epoch;  // that INSTALL's first epoch
+
+  bool sampling() const { return hot_set_path.empty() && install_path.empty(); }
+  // The epoch at which every node switches to the hot path.
+  uint32_t first_hot_epoch() const {
+    if (saved_first_epoch) return *saved_first_epoch;
+    return sampling() ? sample_epochs : 0;
+  }
+};
+
+// This process's configuration (parsed on first use).
+const HotPathConfig& Config();
+
+}  // namespace ps::hotpath

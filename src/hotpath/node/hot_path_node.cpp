@@ -1,0 +1,328 @@
+#include "hotpath/node/hot_path_node.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "hotpath/controller/controller.h"
+#include "ps/internal/logging.h"
+#include "ps/internal/postoffice.h"
+#include "ps/internal/van.h"
+
+namespace ps::hotpath {
+namespace {
+
+// The SimpleApp heads of the control plane's messages (hotpath_messages.h).
+enum Head : int {
+  kJoin = 1,
+  kRepair = 2,
+  kSwitchDown = 3,
+  kFallbackPush = 4,
+  kResumeQuery = 5,
+  kResume = 6,
+  kValues = 7,
+  kWrittenRows = 8,
+};
+
+// The node's own IPv4 address: the host it registered with (DMLC_NODE_HOST or
+// DMLC_INTERFACE), so the switch sees the same address as the other nodes.
+uint32_t NodeIpv4() {
+  const std::string& host = Postoffice::Get()->van()->my_node().hostname;
+  in_addr addr{};
+  if (inet_pton(AF_INET, host.c_str(), &addr) == 1) return ntohl(addr.s_addr);
+  return 0x7f000001;
+}
+
+// The control plane's app. Its handles are in place before its customer
+// exists: a JOIN that arrived before Start (parked by the van) is delivered
+// the moment the customer is created, and must not meet a default handle.
+class ControlPlaneApp : public SimpleApp {
+ public:
+  ControlPlaneApp(int app_id, const Handle& on_request, const Handle& on_response) : SimpleApp() {
+    set_request_handle(on_request);
+    set_response_handle(on_response);
+    obj_ = new Customer(app_id, app_id, [this](const Message& m) { Process(m); });
+  }
+};
+
+// A malformed INSTALL (never sent by a controller of this build) leaves the
+// node on the plain parameter server rather than stopping it.
+Install DecodeInstallOrPlain(const std::string& body) {
+  std::optional<Install> install = DecodeInstall(body);
+  if (install) return *install;
+  LOG(ERROR) << "libra: malformed INSTALL from the controller; staying on the plain path";
+  Install plain;
+  plain.reason = "malformed INSTALL";
+  return plain;
+}
+
+}  // namespace
+
+HotPathNode* HotPathNode::Get() {
+  // Never destroyed: a program that exits without ps::Finalize must not run
+  // the control plane's teardown after the Postoffice's.
+  static HotPathNode* node = new HotPathNode();
+  return node;
+}
+
+libra::UdpEndpoint HotPathNode::ReserveUdpEndpoint() {
+  // Bind to port 0 to learn a free port, then release it for the engine's own
+  // socket. Another process could take it in between; the engine's bind
+  // would then fail loudly, never silently.
+  libra::UdpEndpoint endpoint{NodeIpv4(), 0};
+  const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+  CHECK_GE(fd, 0) << "socket: " << std::strerror(errno);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(endpoint.ipv4);
+  socklen_t len = sizeof(addr);
+  CHECK_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0)
+      << "bind to " << Postoffice::Get()->van()->my_node().hostname << ": " << std::strerror(errno);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  endpoint.port = ntohs(addr.sin_port);
+  ::close(fd);
+  return endpoint;
+}
+
+void HotPathNode::Start() {
+  if (!enabled()) return;
+  Postoffice* po = Postoffice::Get();
+  SimpleApp::Handle on_request;
+  SimpleApp::Handle on_response = [](const SimpleData&, SimpleApp*) {};
+  if (po->is_scheduler()) {
+    controller_ = std::make_unique<Controller>(Config(), po->num_workers(), po->num_servers());
+    on_request = [this](const SimpleData& request, SimpleApp* app) {
+      if (request.head == kSwitchDown) {
+        std::optional<SwitchDown> down = DecodeSwitchDown(request.body);
+        app->Response(request);
+        if (down) controller_->OnSwitchDown(*down, request.sender);
+        return;
+      }
+      controller_->OnJoin(request, app);
+    };
+    on_response = [this](const SimpleData& response, SimpleApp*) {
+      if (response.head != kResumeQuery) return;  // acknowledgements
+      std::optional<Resume> answer = DecodeResume(response.body);
+      if (answer) controller_->OnResumeAnswer(response.sender, answer->first_epoch);
+    };
+  } else {
+    on_request = [this](const SimpleData& request, SimpleApp* app) { OnRequest(request, app); };
+    on_response = [this, po](const SimpleData& response, SimpleApp*) {
+      if (response.head == kRepair) {
+        std::optional<Repair> answer = DecodeRepair(response.body);
+        std::lock_guard<std::mutex> lock(mu_);
+        if (answer) repair_answers_[response.timestamp].push_back(std::move(*answer));
+        return;
+      }
+      if (response.head == kValues) {
+        std::optional<FallbackPush> answer = DecodeFallbackPush(response.body);
+        std::lock_guard<std::mutex> lock(mu_);
+        if (answer) value_answers_[response.timestamp].push_back(std::move(*answer));
+        return;
+      }
+      if (response.head != kJoin) return;  // acknowledgements
+      if (po->is_server()) {
+        HandleServerInstall(response.body);
+        return;
+      }
+      std::lock_guard<std::mutex> lock(mu_);
+      worker_install_ = DecodeInstallOrPlain(response.body);
+      cond_.notify_all();
+    };
+  }
+  app_ = std::make_unique<ControlPlaneApp>(kAppId, on_request, on_response);
+  if (po->is_scheduler()) {
+    controller_->SetApp(app_.get(), kSwitchDown, kResumeQuery, kResume);
+    return;
+  }
+  if (po->is_server()) {
+    JoinRequest join;
+    join.role = JoinRequest::Role::kServer;
+    join.rank = static_cast<uint32_t>(po->my_rank());
+    join.address = server_address_ = ReserveUdpEndpoint();
+    app_->Request(kJoin, Encode(join), kScheduler);
+  }
+}
+
+// Requests to a worker or server. Every one is answered (an empty answer for
+// what this node does not handle), so that no sender waits forever.
+void HotPathNode::OnRequest(const SimpleData& request, SimpleApp* app) {
+  SwitchEvents events;
+  RepairHandler repair_handler;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    events = events_;
+    repair_handler = repair_handler_;
+  }
+  switch (request.head) {
+    case kRepair: {
+      std::optional<Repair> repair = DecodeRepair(request.body);
+      if (repair && repair_handler) {
+        repair_handler(request, std::move(*repair));
+      } else {
+        app->Response(request, Encode(Repair{}));
+      }
+      return;
+    }
+    case kFallbackPush: {
+      std::optional<FallbackPush> push = DecodeFallbackPush(request.body);
+      app->Response(request);
+      if (!push) {
+        LOG(ERROR) << "libra: dropped a malformed FALLBACK_PUSH from node " << request.sender;
+      } else if (events.fallback_push) {
+        events.fallback_push(*push);
+      }
+      return;
+    }
+    case kWrittenRows: {
+      std::optional<WrittenRows> rows = DecodeWrittenRows(request.body);
+      app->Response(request);
+      if (!rows) {
+        LOG(ERROR) << "libra: dropped a malformed WRITTEN_ROWS from node " << request.sender;
+      } else if (events.written_rows) {
+        events.written_rows(*rows);
+      }
+      return;
+    }
+    case kSwitchDown: {
+      std::optional<SwitchDown> down = DecodeSwitchDown(request.body);
+      app->Response(request);
+      if (down && events.switch_down) events.switch_down(*down);
+      return;
+    }
+    case kResumeQuery: {
+      Resume answer;
+      if (events.resume_query) answer.first_epoch = events.resume_query();
+      app->Response(request, Encode(answer));
+      return;
+    }
+    case kResume: {
+      std::optional<Resume> resume = DecodeResume(request.body);
+      app->Response(request);
+      if (resume && events.resume) events.resume(*resume);
+      return;
+    }
+    case kValues: {
+      std::optional<Repair> ask = DecodeRepair(request.body);
+      FallbackPush answer;
+      answer.epoch = FallbackPush::kNotRetained;
+      if (ask && events.values) answer = events.values(*ask);
+      app->Response(request, Encode(answer));
+      return;
+    }
+    default:
+      app->Response(request);
+  }
+}
+
+std::vector<FallbackPush> HotPathNode::RequestWorkerValues(const Repair& ask) {
+  return AskAndWait(kValues, Encode(ask), kWorkerGroup, &value_answers_);
+}
+
+void HotPathNode::SetSwitchEvents(SwitchEvents events) {
+  std::lock_guard<std::mutex> lock(mu_);
+  events_ = std::move(events);
+}
+
+void HotPathNode::ReportSwitchDown(const SwitchDown& down) {
+  if (app_) app_->Request(kSwitchDown, Encode(down), kScheduler);
+}
+
+void HotPathNode::SendFallbackPush(int server, const FallbackPush& push) {
+  if (app_) app_->Request(kFallbackPush, Encode(push), Postoffice::ServerRankToID(server));
+}
+
+void HotPathNode::SendWrittenRows(int server, const WrittenRows& rows) {
+  if (app_) app_->Request(kWrittenRows, Encode(rows), Postoffice::ServerRankToID(server));
+}
+
+Install HotPathNode::JoinAndWait(const JoinRequest& join) {
+  CHECK(app_) << "libra: a push before ps::Start";
+  app_->Request(kJoin, Encode(join), kScheduler);
+  std::unique_lock<std::mutex> lock(mu_);
+  cond_.wait(lock, [this] { return worker_install_.has_value(); });
+  return *worker_install_;
+}
+
+std::vector<Repair> HotPathNode::RequestRepair(const Repair& request) {
+  return AskAndWait(kRepair, Encode(request), kServerGroup, &repair_answers_);
+}
+
+void HotPathNode::SetRepairHandler(RepairHandler handler) {
+  std::lock_guard<std::mutex> lock(mu_);
+  repair_handler_ = std::move(handler);
+}
+
+void HotPathNode::AnswerRepair(const SimpleData& request, const Repair& answer) {
+  if (app_) app_->Response(request, Encode(answer));
+}
+
+void HotPathNode::HandleServerInstall(const std::string& body) {
+  std::function<void(const Install&, libra::UdpEndpoint)> callback;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    server_install_ = DecodeInstallOrPlain(body);
+    callback = on_server_install_;
+  }
+  if (callback) callback(*server_install_, server_address_);
+}
+
+void HotPathNode::OnServerInstall(
+    std::function<void(const Install&, libra::UdpEndpoint)> on_install) {
+  std::optional<Install> ready;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    on_server_install_ = on_install;
+    ready = server_install_;
+  }
+  if (ready && on_install) on_install(*ready, server_address_);
+}
+
+int HotPathNode::AddDrain(std::function<void()> drain) {
+  std::lock_guard<std::mutex> lock(mu_);
+  drains_[next_drain_] = std::move(drain);
+  return next_drain_++;
+}
+
+void HotPathNode::RemoveDrain(int id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  drains_.erase(id);
+}
+
+void HotPathNode::BeforeFinalBarrier() {
+  std::vector<std::function<void()>> drains;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [id, drain] : drains_) drains.push_back(drain);
+  }
+  for (auto& drain : drains) drain();
+}
+
+void HotPathNode::Stop() {
+  if (controller_) controller_->Stop();
+  app_.reset();
+}
+
+void HotPathNode::SetReport(std::function<nlohmann::json()> report) {
+  std::lock_guard<std::mutex> lock(mu_);
+  report_ = std::move(report);
+}
+
+nlohmann::json HotPathNode::Report() {
+  std::function<nlohmann::json()> report;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    report = report_;
+  }
+  if (!enabled()) return {{"enabled", false}};
+  nlohmann::json out = report ? report() : nlohmann::json::object();
+  out["enabled"] = true;
+  out["mode"] = Config().sampling() ? "sampling" : "file";
+  out["first_hot_epoch"] = Config().first_hot_epoch();
+  return out;
+}
+
+}  // namespace ps::hotpath

@@ -1,0 +1,42 @@
+#include "hotpath/server/exact_sum.h"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace libra::hotpath {
+namespace {
+
+// Far below INT64_MAX, so that adding a few thousand workers' clamped values
+// cannot overflow.
+constexpr double kLimit = 4611686018427387904.0;  // 2^62
+
+}  // namespace
+
+ExactSum::ExactSum(int scale_bits) : scale_bits_(scale_bits) {
+  if (scale_bits < 0 || scale_bits > 30) {
+    throw std::invalid_argument("exact sum: scale bits " + std::to_string(scale_bits) +
+                                " outside [0, 30]");
+  }
+}
+
+void ExactSum::Add(float value) {
+  if (!std::isfinite(value)) return;
+  double scaled = std::ldexp(static_cast<double>(value), scale_bits_);  // exact
+  if (std::fabs(scaled) >= kLimit) {
+    clamped_ = true;
+    scaled = std::copysign(kLimit, scaled);
+  }
+  // std::llround rounds halves away from zero, like the switch's table.
+  const std::int64_t fixed = std::llround(scaled);
+  if (__builtin_add_overflow(sum_, fixed, &sum_)) {
+    clamped_ = true;
+    sum_ = fixed > 0 ? INT64_MAX : INT64_MIN;
+  }
+}
+
+float ExactSum::Value() const {
+  return static_cast<float>(std::ldexp(static_cast<double>(sum_), -scale_bits_));
+}
+
+}  // namespace libra::hotpath

@@ -1,0 +1,723 @@
+#include "hotpath/server/hot_collector.h"
+
+#include <algorithm>
+#include <bit>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "hotpath/node/datagram_socket.h"
+#include "hotpath/messages/hot_packets.h"
+#include "hotpath/node/retry_clock.h"
+
+namespace libra::hotpath {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr std::size_t kBatch = 64;
+// Receive batches per turn of the loop, so that a flood of datagrams cannot
+// starve the timers.
+constexpr int kBatchesPerTurn = 16;
+constexpr auto kIdleWake = std::chrono::milliseconds(50);
+
+std::vector<hot::Key> SortedOwnedKeys(const hot::HotSet& hot_set, std::span<const hot::Key> keys) {
+  std::vector<hot::Key> sorted(keys.begin(), keys.end());
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+    throw std::invalid_argument("hot collector: an owned key is listed twice");
+  }
+  for (const hot::Key key : sorted) {
+    if (!hot_set.IsHot(key)) {
+      throw std::invalid_argument("hot collector: owned key " + std::to_string(key) +
+                                  " is not in the hot set");
+    }
+  }
+  return sorted;
+}
+
+}  // namespace
+
+std::vector<std::uint32_t> CollectRows(const hot::HotSet& hot_set, std::span<const hot::Key> keys) {
+  std::vector<std::uint32_t> rows;
+  for (const hot::Key key : keys) {
+    const std::uint32_t index = hot_set.Find(key);
+    if (index == hot::HotSet::kCold) continue;
+    for (const hot::CellAddress& cell : hot_set.CellsOf(index)) rows.push_back(cell.index);
+  }
+  std::sort(rows.begin(), rows.end());
+  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  return rows;
+}
+
+struct HotCollector::Impl {
+  Impl(std::shared_ptr<const hot::HotSet> hot_set_in, std::span<const hot::Key> owned,
+       HotCollectorOptions options_in, EpochCallback callback)
+      : hot_set(std::move(hot_set_in)),
+        options(Checked(options_in, *hot_set)),
+        socket(options.local),
+        owned_keys(SortedOwnedKeys(*hot_set, owned)),
+        out(socket.fd(), options.switch_address, kBatch),
+        next_epoch(options.first_epoch),
+        last_poll(Clock::now()),
+        update_retry(options.retry),
+        retry(options.retry),
+        on_epoch(std::move(callback)) {
+    for (const hot::Key key : owned_keys) {
+      lens.push_back(static_cast<int>(hot_set->keys()[hot_set->Find(key)].value_len));
+      first_value.push_back(num_values);
+      for (int v = 0; v < lens.back(); ++v) key_of_value.push_back(first_value.size() - 1);
+      num_values += static_cast<std::uint32_t>(lens.back());
+    }
+    wire::Header header;
+    header.type = wire::MessageType::kCollect;
+    header.job_id = options.job_id;
+    header.node_id = options.server_id;
+    if (options.collect_by_row) by_row = PlanRows(header);
+    if (!by_row) {
+      hot::LayoutAwarePacker packer(hot_set->layout().num_arrays);
+      plan = PackHotValues(*hot_set, packer, header, owned_keys, first_value, {});
+    }
+    io = std::thread([this] { Run(); });
+  }
+
+  ~Impl() {
+    {
+      std::lock_guard lock(mutex);
+      stopping = true;
+    }
+    socket.Wake();
+    io.join();
+  }
+
+  static const HotCollectorOptions& Checked(const HotCollectorOptions& options,
+                                            const hot::HotSet& hot_set) {
+    options.retry.Validate();
+    if (options.window == 0) throw std::invalid_argument("hot collector: window is 0");
+    if (options.update_window == 0) {
+      throw std::invalid_argument("hot collector: update_window is 0");
+    }
+    if (options.num_workers == 0) throw std::invalid_argument("hot collector: num_workers is 0");
+    if (hot_set.layout().num_arrays > wire::kMaxSlots) {
+      throw std::invalid_argument("hot collector: more register arrays than slots in a packet");
+    }
+    return options;
+  }
+
+  void Run();
+  void HandleDatagram(std::span<const std::uint8_t> bytes);
+  void HandleResult(const wire::Message& result);
+  void HandleReady(std::uint32_t epoch);
+  void HandleUpdateAck(const wire::Header& ack);
+  void SendUpdates(Clock::time_point now);
+  void Progress(Clock::time_point now);
+  void SendCollect(std::uint32_t k, Clock::time_point now, bool resend);
+  void DetectLosses(Clock::time_point now);
+  void Start();
+  void Finish(HotPathStatus status);
+
+  std::uint32_t plan_packets() const { return static_cast<std::uint32_t>(plan.packets.size()); }
+  std::uint16_t plan_flags() const { return by_row ? wire::kFlagRow : 0; }
+  bool PlanRows(const wire::Header& header);
+
+  // A request is late once the timeout has passed since it was sent, since
+  // the last answer and since the last timeout (TCP restarts its timer on
+  // every ACK and every retransmission the same way): a large window's
+  // requests queue behind each other on a slow link, and while answers keep
+  // coming the tail is waiting, not lost.
+  Clock::time_point ExpiresAt(std::uint32_t k) const {
+    return std::max({sent_at[k], last_answer, last_timeout}) + retry.timeout();
+  }
+
+  std::shared_ptr<const hot::HotSet> hot_set;
+  const HotCollectorOptions options;
+  DatagramSocket socket;
+
+  // What this server collects, fixed at construction: its keys ascending and
+  // the COLLECT packets that read their cells (the epoch is patched in).
+  const std::vector<hot::Key> owned_keys;
+  std::vector<int> lens;
+  std::vector<std::uint32_t> first_value;
+  std::vector<std::size_t> key_of_value;
+  std::uint32_t num_values = 0;
+  PackedValues plan;
+  // COLLECT by row (one header and one slot per row of cells this server
+  // owns whole) instead of one slot per cell; see PlanRows.
+  bool by_row = false;
+
+  mutable std::mutex mutex;
+  SendBatch out;
+  bool stopping = false;
+  std::uint32_t next_epoch;                 // the epoch to collect (and deliver) next
+  std::optional<std::uint32_t> ready_upto;  // newest epoch known complete
+  bool collecting = false;
+  std::vector<bool> answered;
+  Clock::time_point collect_started;
+  Clock::time_point last_answer;  // of the epoch being collected
+  std::vector<Clock::time_point> sent_at;
+  // Loss detection by order (see DetectLosses): every send of a COLLECT gets
+  // the next number; `in_flight` lists the sends oldest first.
+  struct Send {
+    std::uint64_t order;
+    std::uint32_t k;
+  };
+  std::deque<Send> in_flight;
+  std::vector<std::uint64_t> first_send_order;
+  std::vector<std::uint64_t> last_send_order;
+  std::vector<std::uint8_t> attempts;  // resends of each packet so far (its seq's high bits)
+  std::uint64_t sends = 0;
+  std::uint64_t newest_answered_send = 0;  // the latest send known to be answered
+  // The last timeout restarts every request's timer, as TCP's does.
+  Clock::time_point last_timeout;
+  std::uint32_t next_to_send = 0;
+  std::uint32_t answered_count = 0;
+  std::vector<float> vals;
+  std::vector<bool> key_written;  // some cell of the key was written in the epoch
+  std::vector<bool> key_saturated;
+  Clock::time_point last_poll;
+  // UPDATE packets not yet ACKed by the switch, oldest first: at most
+  // `update_window` of them on the wire, resent when their ACK is late.
+  struct PendingUpdate {
+    EncodedPacket packet;
+    std::uint16_t flags = 0;  // LAST on an epoch's last packet
+    std::uint32_t epoch = 0;
+    std::uint32_t seq = 0;
+    bool sent = false;
+    bool resent = false;  // an ACK of a resent packet is no RTT sample
+    bool acked = false;
+    Clock::time_point sent_at;
+  };
+  std::deque<PendingUpdate> updates;
+  RetryClock update_retry;
+  Clock::time_point last_update_ack;
+  // Late, like a COLLECT: the timeout has passed since it was sent and since
+  // the last ACK.
+  Clock::time_point UpdateExpiresAt(const PendingUpdate& update) const {
+    return std::max(update.sent_at, last_update_ack) + update_retry.timeout();
+  }
+  // Workers' reports of the rows they wrote, by epoch: the union so far and
+  // who reported. READY of next_epoch came at ready_since.
+  struct RowReports {
+    std::vector<std::uint8_t> written;
+    std::vector<bool> reported;
+    std::uint32_t workers = 0;
+  };
+  std::map<std::uint32_t, RowReports> row_reports;
+  std::optional<Clock::time_point> ready_since;
+  bool WaitingForRowReports(Clock::time_point now) const;
+
+  RetryClock retry;
+  HotCollectorCounters counters;
+  EpochCallback on_epoch;
+  std::vector<CollectedEpoch> deliveries;
+
+  std::thread io;
+};
+
+// The rows (cell index i across every array) that hold this server's values.
+// When no other server's value shares them, each row is read with one
+// COLLECT of a single slot flagged ROW: 28 bytes instead of 8 per cell, and
+// the switch answers the row's written cells as usual. With rows shared by
+// servers (placement that ignores owners) a row would return other servers'
+// sums, so the collector keeps one slot per cell.
+bool HotCollector::Impl::PlanRows(const wire::Header& header) {
+  const std::uint32_t num_arrays = hot_set->layout().num_arrays;
+  std::vector<std::int64_t> position_of_key(hot_set->size(), -1);
+  for (std::size_t i = 0; i < owned_keys.size(); ++i) {
+    position_of_key[hot_set->Find(owned_keys[i])] = first_value[i];
+  }
+  const std::vector<std::uint32_t> rows = CollectRows(*hot_set, owned_keys);
+  PackedValues row_plan;
+  row_plan.value_of_slot.assign(rows.size() * num_arrays, kNoValue);
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    for (std::uint32_t j = 0; j < num_arrays; ++j) {
+      const auto owner = hot_set->OwnerOf(hot::CellAddress{j, rows[k]});
+      if (!owner) continue;
+      if (position_of_key[owner->key_index] < 0) return false;  // another server's value
+      row_plan.value_of_slot[k * num_arrays + j] =
+          static_cast<std::uint32_t>(position_of_key[owner->key_index]) + owner->offset;
+    }
+    wire::Header request = header;
+    request.flags = wire::kFlagRow;
+    request.seq = static_cast<std::uint32_t>(k);
+    request.slot_count = 1;
+    const wire::Slot row{true, false, rows[k], 0};
+    EncodedPacket packet;
+    packet.length = static_cast<std::uint16_t>(wire::Encode(request, {&row, 1}, packet.bytes));
+    row_plan.packets.push_back(packet);
+  }
+  plan = std::move(row_plan);
+  return true;
+}
+
+void HotCollector::Impl::Run() {
+  ReceivedBatch batch(kBatch);
+  Clock::time_point deadline = Clock::now();
+  std::vector<CollectedEpoch> to_deliver;
+  for (;;) {
+    socket.WaitUntil(deadline);
+    {
+      std::lock_guard lock(mutex);
+      if (stopping) return;
+      for (int turn = 0; turn < kBatchesPerTurn; ++turn) {
+        const std::size_t n = batch.Receive(socket.fd());
+        for (std::size_t i = 0; i < n; ++i) HandleDatagram(batch.payload(i));
+        if (n < kBatch) break;
+      }
+      const Clock::time_point now = Clock::now();
+      SendUpdates(now);
+      Progress(now);
+      out.Flush();
+      counters.packets_sent = out.packets_sent();
+      counters.bytes_sent = out.bytes_sent();
+      counters.send_errors = out.errors();
+
+      deadline = now + kIdleWake;
+      if (collecting) {
+        for (std::uint32_t k = 0; k < next_to_send; ++k) {
+          if (!answered[k]) deadline = std::min(deadline, ExpiresAt(k));
+        }
+      } else if (ready_since) {
+        deadline = std::min(deadline, *ready_since + options.written_rows_grace);
+      } else if (plan_packets() > 0) {
+        deadline = std::min(deadline, last_poll + options.ready_poll);
+      }
+      for (const PendingUpdate& update : updates) {
+        if (!update.sent) break;
+        if (!update.acked) deadline = std::min(deadline, UpdateExpiresAt(update));
+      }
+      to_deliver.swap(deliveries);
+    }
+    for (CollectedEpoch& epoch : to_deliver) on_epoch(std::move(epoch));
+    to_deliver.clear();
+  }
+}
+
+void HotCollector::Impl::HandleDatagram(std::span<const std::uint8_t> bytes) {
+  ++counters.packets_received;
+  counters.bytes_received += bytes.size();
+  wire::Message message;
+  if (wire::Decode(bytes, &message) != wire::DecodeError::kNone) {
+    ++counters.malformed_packets;
+    return;
+  }
+  if (message.header.job_id != options.job_id || message.header.node_id != options.server_id) {
+    ++counters.ignored_packets;
+    return;
+  }
+  if (message.header.type == wire::MessageType::kResult) {
+    HandleResult(message);
+  } else if (message.header.type == wire::MessageType::kReady) {
+    ++counters.ready_received;
+    HandleReady(message.header.epoch);
+  } else if (message.header.type == wire::MessageType::kAck) {
+    HandleUpdateAck(message.header);
+  } else {
+    ++counters.ignored_packets;
+  }
+}
+
+void HotCollector::Impl::HandleUpdateAck(const wire::Header& ack) {
+  for (PendingUpdate& update : updates) {
+    if (!update.sent) break;
+    if (update.acked || update.epoch != ack.epoch || update.seq != ack.seq) continue;
+    update.acked = true;
+    const Clock::time_point now = Clock::now();
+    if (!update.resent) {
+      update_retry.OnRttSample(
+          std::chrono::duration_cast<std::chrono::microseconds>(now - update.sent_at));
+    }
+    update_retry.OnProgress();
+    last_update_ack = now;
+    ++counters.update_acks;
+    return;
+  }
+  ++counters.ignored_packets;  // a late ACK of a resend, or not ours
+}
+
+// UPDATEs go out as ACKs come back, at most `update_window` unACKed; one
+// whose ACK is late (since it was sent and since the last ACK) is resent.
+// When the switch stops answering, the rest are dropped: the workers find
+// the switch dead by their own probes.
+void HotCollector::Impl::SendUpdates(Clock::time_point now) {
+  while (!updates.empty() && updates.front().acked) updates.pop_front();
+  std::uint32_t outstanding = 0;
+  bool timed_out = false;
+  for (PendingUpdate& update : updates) {
+    if (update.acked) continue;
+    if (!update.sent) {
+      if (outstanding >= options.update_window) break;
+      out.Add(update.packet.view());
+      update.sent = true;
+      update.sent_at = now;
+      ++outstanding;
+      continue;
+    }
+    ++outstanding;
+    if (now < UpdateExpiresAt(update)) continue;
+    if (!timed_out) {
+      timed_out = true;
+      if (!update_retry.OnTimeout()) {
+        counters.updates_abandoned += updates.size();
+        updates.clear();
+        return;
+      }
+    }
+    update.packet.SetFlags(update.flags | wire::kFlagRetransmission);
+    out.Add(update.packet.view());
+    update.sent_at = now;
+    update.resent = true;
+    ++counters.update_retransmissions;
+  }
+}
+
+void HotCollector::Impl::HandleReady(std::uint32_t epoch) {
+  if (epoch < next_epoch) return;  // a READY resent or for an epoch already done
+  ready_upto = std::max(ready_upto.value_or(epoch), epoch);
+  if (plan_packets() > 0) return;
+  // Nothing to read: every ready epoch is complete at once.
+  while (next_epoch <= *ready_upto) Finish(HotPathStatus::kOk);
+}
+
+void HotCollector::Impl::HandleResult(const wire::Message& result) {
+  const wire::Header& header = result.header;
+  const std::uint32_t k = header.seq & kCollectSeqPacketMask;
+  const std::uint32_t attempt = header.seq >> kCollectSeqPacketBits;
+  if (header.epoch != next_epoch || k >= plan_packets()) {
+    ++counters.duplicate_results;  // an answer to a resend of an epoch already done
+    return;
+  }
+  retry.OnProgress();
+  if ((header.flags & wire::kFlagNotReady) != 0) {
+    // READY follows the last FIN, so only a poll, or a READY for a later
+    // epoch than this server expects (a misconfigured first_epoch), can be
+    // early: go back to waiting for READY and polling.
+    ++counters.not_ready;
+    if (collecting && answered_count == 0) {
+      collecting = false;
+      ready_upto.reset();
+      last_poll = Clock::now();
+    }
+    return;
+  }
+  if (!collecting) {
+    // The answer to a poll: the epoch is complete although its READY was lost.
+    ready_upto = std::max(ready_upto.value_or(next_epoch), next_epoch);
+    Start();
+  }
+  if (answered[k]) {
+    ++counters.duplicate_results;
+    return;
+  }
+  // The RESULT holds the written cells only, each slot naming the COLLECT
+  // slot it answers, in increasing order; anything else is not the switch's.
+  const std::uint32_t num_arrays = hot_set->layout().num_arrays;
+  const std::uint32_t asked_slots =
+      by_row ? num_arrays : wire::LoadBig16(&plan.packets[k].bytes[10]);
+  std::uint32_t previous = 0;
+  for (std::uint32_t i = 0; i < header.slot_count; ++i) {
+    const wire::Slot& slot = result.slots[i];
+    const bool in_order = i == 0 || slot.index > previous;
+    if (!slot.valid || slot.index >= asked_slots || !in_order ||
+        plan.value_of_slot[std::size_t{k} * num_arrays + slot.index] == kNoValue) {
+      ++counters.ignored_packets;
+      return;
+    }
+    previous = slot.index;
+  }
+  answered[k] = true;
+  // The seq says which send of k this answers: the latest, or else (an
+  // older send, or an attempt never made) the first, which says least about
+  // which later sends are lost.
+  newest_answered_send = std::max(
+      newest_answered_send, attempt == attempts[k] ? last_send_order[k] : first_send_order[k]);
+  // An answer to a resent request is no RTT sample (Karn).
+  if (k < next_to_send && attempts[k] == 0) {
+    retry.OnRttSample(
+        std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - sent_at[k]));
+  }
+  ++answered_count;
+  ++counters.results;
+  last_answer = Clock::now();
+  for (std::uint32_t i = 0; i < header.slot_count; ++i) {
+    const wire::Slot& slot = result.slots[i];
+    const std::uint32_t position = plan.value_of_slot[std::size_t{k} * num_arrays + slot.index];
+    vals[position] = std::bit_cast<float>(slot.value);
+    key_written[key_of_value[position]] = true;
+    ++counters.written_values;
+    if (slot.saturated) {
+      key_saturated[key_of_value[position]] = true;
+      ++counters.saturated_values;
+    }
+  }
+  if (answered_count == plan_packets()) Finish(HotPathStatus::kOk);
+}
+
+void HotCollector::Impl::Start() {
+  // `out` may still point at these packets with the previous epoch in them.
+  out.Flush();
+  for (EncodedPacket& packet : plan.packets) {
+    packet.SetEpoch(next_epoch);
+    packet.SetFlags(plan_flags());
+  }
+  collecting = true;
+  collect_started = Clock::now();
+  last_answer = collect_started;
+  answered.assign(plan_packets(), false);
+  sent_at.assign(plan_packets(), Clock::time_point{});
+  in_flight.clear();
+  first_send_order.assign(plan_packets(), 0);
+  last_send_order.assign(plan_packets(), 0);
+  attempts.assign(plan_packets(), 0);
+  newest_answered_send = 0;
+  last_timeout = Clock::time_point{};
+  next_to_send = 0;
+  answered_count = 0;
+  vals.assign(num_values, 0.0f);
+  key_written.assign(owned_keys.size(), false);
+  key_saturated.assign(owned_keys.size(), false);
+  ready_since.reset();
+
+  // Every worker said which rows it wrote: the others hold nothing of this
+  // epoch, so they count as answered empty and are never asked.
+  const auto reports = row_reports.find(next_epoch);
+  if (by_row && reports != row_reports.end() && reports->second.workers == options.num_workers) {
+    const std::vector<std::uint8_t>& written = reports->second.written;
+    for (std::uint32_t k = 0; k < plan_packets(); ++k) {
+      if (((written[k / 8] >> (k % 8)) & 1) != 0) continue;
+      answered[k] = true;
+      ++answered_count;
+      ++counters.rows_skipped;
+    }
+  } else if (by_row && options.written_rows_grace.count() > 0) {
+    ++counters.epochs_without_row_reports;
+  }
+  row_reports.erase(row_reports.begin(), row_reports.upper_bound(next_epoch));
+  if (answered_count == plan_packets()) Finish(HotPathStatus::kOk);
+}
+
+bool HotCollector::Impl::WaitingForRowReports(Clock::time_point now) const {
+  if (!by_row || options.written_rows_grace.count() == 0) return false;
+  const auto reports = row_reports.find(next_epoch);
+  if (reports != row_reports.end() && reports->second.workers == options.num_workers) return false;
+  return ready_since && now < *ready_since + options.written_rows_grace;
+}
+
+void HotCollector::Impl::Finish(HotPathStatus status) {
+  CollectedEpoch epoch;
+  epoch.epoch = next_epoch;
+  epoch.status = status;
+  epoch.num_merged = options.num_workers;
+  if (status == HotPathStatus::kOk) {
+    for (std::size_t i = 0; i < owned_keys.size(); ++i) {
+      if (!key_written[i]) continue;
+      epoch.keys.push_back(owned_keys[i]);
+      epoch.lens.push_back(lens[i]);
+      const auto first = vals.begin() + first_value[i];
+      epoch.vals.insert(epoch.vals.end(), first, first + lens[i]);
+      if (key_saturated[i]) epoch.saturated_keys.push_back(owned_keys[i]);
+    }
+    ++counters.epochs_collected;
+  } else {
+    ++counters.epochs_failed;
+  }
+  deliveries.push_back(std::move(epoch));
+  if (collecting) {
+    counters.collect_micros += static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - collect_started)
+            .count());
+  }
+  vals.clear();
+  collecting = false;
+  ++next_epoch;
+  retry.OnProgress();
+}
+
+void HotCollector::Impl::Progress(Clock::time_point now) {
+  if (plan_packets() == 0) return;
+  if (!collecting) {
+    if (ready_upto && *ready_upto >= next_epoch) {
+      if (!ready_since) ready_since = now;
+      if (WaitingForRowReports(now)) return;
+      Start();
+      // No worker wrote any of this server's rows: on to the next epoch.
+      if (!collecting) return Progress(now);
+    } else {
+      if (now < last_poll + options.ready_poll) return;
+      // Ask for the first packet: NOT_READY, or the data itself if READY was lost.
+      plan.packets[0].SetEpoch(next_epoch);
+      plan.packets[0].SetFlags(plan_flags());
+      plan.packets[0].SetSeq(0);
+      out.Add(plan.packets[0].view());
+      last_poll = now;
+      ++counters.ready_polls;
+      return;
+    }
+  }
+  DetectLosses(now);
+  // An expiry resends the oldest unanswered request only (by first send, so
+  // again the same one if it expires again, as TCP does), and restarts every
+  // timer. If the others were lost too, the answer to that resend comes
+  // after requests it overtakes and DetectLosses resends them all; if they
+  // were only queued (a loaded link), their answers come first and nothing
+  // else is resent.
+  std::uint32_t outstanding = 0;
+  std::optional<std::uint32_t> oldest_expired;
+  for (std::uint32_t k = 0; k < next_to_send; ++k) {
+    if (answered[k]) continue;
+    ++outstanding;
+    if (now < ExpiresAt(k)) continue;
+    if (!oldest_expired || first_send_order[k] < first_send_order[*oldest_expired]) {
+      oldest_expired = k;
+    }
+  }
+  if (oldest_expired) {
+    ++counters.timeouts;
+    if (!retry.OnTimeout()) {
+      Finish(HotPathStatus::kSwitchUnresponsive);
+      return;
+    }
+    last_timeout = now;
+    SendCollect(*oldest_expired, now, /*resend=*/true);
+  }
+  // New requests, at most `window` outstanding; a packet answered by a poll
+  // is not asked again.
+  for (; outstanding < options.window && next_to_send < plan_packets(); ++next_to_send) {
+    if (answered[next_to_send]) continue;
+    SendCollect(next_to_send, now, /*resend=*/false);
+    ++outstanding;
+  }
+}
+
+void HotCollector::Impl::SendCollect(std::uint32_t k, Clock::time_point now, bool resend) {
+  if (resend) {
+    plan.packets[k].SetFlags(plan_flags() | wire::kFlagRetransmission);
+    if (attempts[k] < 255) ++attempts[k];
+    ++counters.retransmissions;
+  } else {
+    ++counters.collect_packets;
+  }
+  plan.packets[k].SetSeq(k | std::uint32_t{attempts[k]} << kCollectSeqPacketBits);
+  out.Add(plan.packets[k].view());
+  sent_at[k] = now;
+  last_send_order[k] = ++sends;
+  if (!resend) first_send_order[k] = sends;
+  in_flight.push_back({sends, k});
+}
+
+// The switch answers COLLECTs in the order they arrive, and between it and
+// this server each way is one path of FIFO queues: answers come back in the
+// order the requests were sent. So a request still unanswered once requests
+// sent kReorderTolerance or more sends after it have been answered was lost,
+// or its RESULT was (a shaper's queue overflowed): it is resent now rather
+// than after the timeout, which on a loaded link is hundreds of
+// milliseconds of an idle collector. The tolerance keeps a little
+// reordering elsewhere from resending much; a needless resend costs one
+// idempotent read.
+void HotCollector::Impl::DetectLosses(Clock::time_point now) {
+  constexpr std::uint64_t kReorderTolerance = 3;
+  while (!in_flight.empty() &&
+         in_flight.front().order + kReorderTolerance <= newest_answered_send) {
+    const Send send = in_flight.front();
+    in_flight.pop_front();
+    // Answered, or sent again since (that send has its own entry).
+    if (answered[send.k] || last_send_order[send.k] != send.order) continue;
+    ++counters.fast_retransmissions;
+    SendCollect(send.k, now, /*resend=*/true);
+  }
+}
+
+HotCollector::HotCollector(std::shared_ptr<const hot::HotSet> hot_set,
+                           std::span<const hot::Key> owned_keys, HotCollectorOptions options,
+                           EpochCallback on_epoch) {
+  if (hot_set == nullptr) throw std::invalid_argument("hot collector: no hot set");
+  if (!on_epoch) throw std::invalid_argument("hot collector: no epoch callback");
+  impl_ = std::make_unique<Impl>(std::move(hot_set), owned_keys, options, std::move(on_epoch));
+}
+
+HotCollector::~HotCollector() = default;
+
+UdpEndpoint HotCollector::local() const { return impl_->socket.local(); }
+
+bool HotCollector::collects_by_row() const { return impl_->by_row; }
+
+void HotCollector::PublishUpdate(std::uint32_t epoch, std::span<const hot::Key> keys,
+                                 std::span<const float> vals) {
+  Impl& impl = *impl_;
+  const std::vector<std::uint32_t> first_value = CheckHotValues(*impl.hot_set, keys, vals, {});
+  std::vector<hot::Key> sorted(keys.begin(), keys.end());
+  std::sort(sorted.begin(), sorted.end());
+  const bool unique = std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end();
+  if (!unique || !std::includes(impl.owned_keys.begin(), impl.owned_keys.end(), sorted.begin(),
+                                sorted.end())) {
+    throw std::invalid_argument(
+        "hot update: the keys must be the server's own hot keys, each at most once (" +
+        std::to_string(keys.size()) + " given, " + std::to_string(impl.owned_keys.size()) +
+        " owned)");
+  }
+  wire::Header header;
+  header.type = wire::MessageType::kUpdate;
+  header.job_id = impl.options.job_id;
+  header.node_id = impl.options.server_id;
+  header.epoch = epoch;
+  std::vector<EncodedPacket> packets = PackUpdate(*impl.hot_set, header, keys, first_value, vals);
+  if (packets.empty()) {
+    // Nothing changed: one empty UPDATE still tells the workers the epoch is done.
+    EncodedPacket empty;
+    empty.length = static_cast<std::uint16_t>(wire::EncodeUpdate(header, {}, empty.bytes));
+    packets.push_back(empty);
+  }
+  packets.back().SetFlags(wire::kFlagLast);
+  {
+    std::lock_guard lock(impl.mutex);
+    for (const EncodedPacket& packet : packets) {
+      Impl::PendingUpdate update;
+      update.packet = packet;
+      update.flags = &packet == &packets.back() ? wire::kFlagLast : 0;
+      update.epoch = epoch;
+      update.seq = wire::LoadBig32(&packet.bytes[16]);
+      impl.updates.push_back(update);
+    }
+    impl.counters.update_packets += packets.size();
+  }
+  impl.socket.Wake();
+}
+
+void HotCollector::AddWrittenRows(std::uint32_t epoch, std::uint32_t worker,
+                                  std::span<const std::uint8_t> bitmap) {
+  Impl& impl = *impl_;
+  {
+    std::lock_guard lock(impl.mutex);
+    // Reports run at most a few epochs ahead of the one being collected;
+    // anything further is not a report of this job.
+    constexpr std::uint32_t kMaxEpochsAhead = 64;
+    const bool current = epoch > impl.next_epoch || (epoch == impl.next_epoch && !impl.collecting);
+    if (!impl.by_row || !current || epoch - impl.next_epoch > kMaxEpochsAhead ||
+        worker >= impl.options.num_workers || bitmap.size() != (impl.plan_packets() + 7) / 8) {
+      ++impl.counters.row_reports_ignored;
+      return;
+    }
+    Impl::RowReports& reports = impl.row_reports[epoch];
+    if (reports.reported.empty()) {
+      reports.written.assign(bitmap.size(), 0);
+      reports.reported.assign(impl.options.num_workers, false);
+    }
+    for (std::size_t i = 0; i < bitmap.size(); ++i) reports.written[i] |= bitmap[i];
+    if (!reports.reported[worker]) {
+      reports.reported[worker] = true;
+      ++reports.workers;
+    }
+    ++impl.counters.row_reports;
+  }
+  impl.socket.Wake();
+}
+
+HotCollectorCounters HotCollector::counters() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->counters;
+}
+
+}  // namespace libra::hotpath

@@ -1,0 +1,166 @@
+// The server side of the hot path.
+//
+// HotCollector owns the cells of the hot keys this server is responsible
+// for. When the switch announces READY(e) it reads those cells with COLLECT
+// packets (re-asking on timeout; reads are idempotent), assembles the
+// epoch's aggregated values (float32 sums, converted by the switch) and hands
+// them to a callback in epoch order. The server applies them and sends the
+// keys' new values back with PublishUpdate; the switch replicates them to
+// every worker. docs/hotpath.md describes the threads, timeouts and guarantees.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "hot/hot_set.h"
+#include "hotpath/node/hot_path_options.h"
+#include "wire/switch_job.h"
+
+namespace libra::hotpath {
+
+// A COLLECT's seq, echoed by the switch in its RESULT: the packet's number in
+// the server's plan of the epoch in the low kCollectSeqPacketBits bits, and
+// which send of it this is (0 the first, 1 the first resend, ..., at most
+// 255) in the high bits, so that the collector knows which send an answer
+// belongs to.
+inline constexpr unsigned kCollectSeqPacketBits = 24;
+inline constexpr std::uint32_t kCollectSeqPacketMask = (1u << kCollectSeqPacketBits) - 1;
+
+struct HotCollectorOptions {
+  std::uint32_t job_id = 0;
+  std::uint16_t server_id = 0;
+  UdpEndpoint switch_address;
+  UdpEndpoint local{0x7f000001, 0};
+  std::uint32_t num_workers = 1;  // N: each sum covers this many pushes
+  std::uint32_t first_epoch = 0;  // the first epoch to collect
+  // UPDATE packets sent and not yet ACKed by the switch at once.
+  std::uint32_t update_window = 64;
+  // COLLECT requests outstanding at once. Reads are idempotent, so nothing
+  // in the switch limits it; a window of 64 cost a round trip per 64
+  // packets behind a loaded link's queue. Requests time out only when
+  // answers stop coming (see ExpiresAt), so a burst's tail is not resent.
+  std::uint32_t window = 1024;
+  RetryPolicy retry;
+  // With no READY for the next epoch this long, one COLLECT asks whether it
+  // is complete (a lost READY costs this much, never the epoch). An answer
+  // NOT_READY is asked again after the same interval.
+  std::chrono::milliseconds ready_poll{20};
+  // Read whole rows (COLLECT flagged ROW) when this server's values occupy
+  // rows no other server's value shares; otherwise one slot per cell.
+  bool collect_by_row = false;
+  // Reading by row, wait this long after READY for every worker's report of
+  // the rows it wrote (AddWrittenRows) and read only their union; once it
+  // has passed, read every row. 0: never wait, read every row.
+  std::chrono::milliseconds written_rows_grace{0};
+};
+
+// One epoch's aggregate of this server's hot keys that some worker pushed
+// (the switch returns only written cells): keys ascending, vals key after
+// key, lens per key, as a PS-lite push carries them. A value of such a key
+// that no worker pushed is 0.
+struct CollectedEpoch {
+  std::uint32_t epoch = 0;
+  HotPathStatus status = HotPathStatus::kOk;  // kSwitchUnresponsive: no values
+  std::uint32_t num_merged = 0;               // workers summed into each value
+  std::vector<hot::Key> keys;
+  std::vector<float> vals;
+  std::vector<int> lens;
+  // Keys with a saturated (or rejected) value: their sum is not exact, and
+  // the server must aggregate them itself from the workers' retained values.
+  std::vector<hot::Key> saturated_keys;
+};
+
+struct HotCollectorCounters {
+  std::uint64_t epochs_collected = 0;
+  std::uint64_t epochs_failed = 0;
+  std::uint64_t ready_received = 0;
+  std::uint64_t ready_polls = 0;
+  std::uint64_t collect_packets = 0;       // first transmissions
+  std::uint64_t retransmissions = 0;       // all resends, both kinds below
+  std::uint64_t fast_retransmissions = 0;  // resent when later requests were answered
+  std::uint64_t timeouts = 0;
+  std::uint64_t results = 0;
+  std::uint64_t not_ready = 0;
+  std::uint64_t duplicate_results = 0;
+  std::uint64_t written_values = 0;  // cells some worker pushed, as RESULTs returned them
+  std::uint64_t saturated_values = 0;
+  std::uint64_t update_packets = 0;
+  std::uint64_t update_acks = 0;
+  std::uint64_t update_retransmissions = 0;
+  std::uint64_t updates_abandoned = 0;  // dropped unACKed when the switch stopped answering
+  std::uint64_t packets_sent = 0;
+  std::uint64_t bytes_sent = 0;
+  std::uint64_t packets_received = 0;
+  std::uint64_t bytes_received = 0;
+  std::uint64_t malformed_packets = 0;  // not a wire message (wire::Decode failed)
+  std::uint64_t ignored_packets = 0;    // another job or node, unexpected type or cell
+  std::uint64_t send_errors = 0;
+  std::uint64_t row_reports = 0;                 // AddWrittenRows calls taken
+  std::uint64_t row_reports_ignored = 0;         // for an epoch done, or malformed
+  std::uint64_t rows_skipped = 0;                // rows no worker wrote, not read
+  std::uint64_t epochs_without_row_reports = 0;  // the grace passed: every row read
+  // Microseconds, summed over epochs: READY (or the poll that found the
+  // epoch complete) to the last RESULT.
+  std::uint64_t collect_micros = 0;
+};
+
+// The rows (cell index, the same in every register array) that hold the
+// values of `keys`, ascending and without repeats: the rows a collector that
+// owns `keys` reads by row, in the order of its COLLECTs. A worker's report
+// of written rows is a bitmap over this list.
+std::vector<std::uint32_t> CollectRows(const hot::HotSet& hot_set, std::span<const hot::Key> keys);
+
+class HotCollector {
+ public:
+  // Called on the I/O thread, in epoch order; it may call PublishUpdate.
+  using EpochCallback = std::function<void(CollectedEpoch)>;
+
+  // `owned_keys`: the hot keys this server owns (each must be in the hot
+  // set). Binds the socket and starts the I/O thread. Throws
+  // std::invalid_argument on bad options or keys, std::system_error when the
+  // socket cannot be bound.
+  HotCollector(std::shared_ptr<const hot::HotSet> hot_set, std::span<const hot::Key> owned_keys,
+               HotCollectorOptions options, EpochCallback on_epoch);
+  ~HotCollector();
+  HotCollector(const HotCollector&) = delete;
+  HotCollector& operator=(const HotCollector&) = delete;
+
+  UdpEndpoint local() const;
+  // Whether COLLECTs read whole rows (HotCollectorOptions::collect_by_row and
+  // rows of this server's own), or one slot per cell.
+  bool collects_by_row() const;
+
+  // Sends the new values of owned keys after epoch `epoch` as UPDATE packets
+  // numbered from 0, the last flagged LAST (an empty one when `keys` is
+  // empty); the switch replicates them to every worker. `keys` are owned
+  // keys, each at most once (any order): those whose value changed, or all
+  // of them; `vals` their values key after key. The switch ACKs each
+  // UPDATE to the server, which keeps at most `update_window` unACKed and
+  // resends late ones; a lost REPLICA is a replica gap the workers detect
+  // and repair. Throws
+  // std::invalid_argument when keys or vals do not match.
+  void PublishUpdate(std::uint32_t epoch, std::span<const hot::Key> keys,
+                     std::span<const float> vals);
+
+  // Worker `worker` wrote, in `epoch`, the rows whose bits are set in
+  // `bitmap`: bit k (byte k / 8, bit k % 8) is the k-th of CollectRows of
+  // this server's keys. Once every worker has reported an epoch, its COLLECTs
+  // read only the rows some worker wrote (within written_rows_grace of READY;
+  // a report that comes later, or none, costs reading every row, never a
+  // value). Ignored when not collecting by row, for an epoch already
+  // collected, or with a bitmap of the wrong size. Thread-safe.
+  void AddWrittenRows(std::uint32_t epoch, std::uint32_t worker,
+                      std::span<const std::uint8_t> bitmap);
+
+  HotCollectorCounters counters() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace libra::hotpath

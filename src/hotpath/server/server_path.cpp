@@ -1,0 +1,555 @@
+#include "ps/internal/hotpath_server.h"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <list>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "hotpath/node/hot_path_node.h"
+#include "hotpath/server/exact_sum.h"
+#include "hotpath/server/fallback_aggregator.h"
+#include "hotpath/server/hot_collector.h"
+#include "ps/internal/logging.h"
+#include "ps/internal/postoffice.h"
+
+namespace ps::hotpath {
+namespace {
+
+using libra::hotpath::CollectedEpoch;
+using libra::hotpath::HotPathStatus;
+
+// The server's side of the hot path. Each epoch's sums of the hot keys this
+// server owns come from the switch (HotCollector) or, while the switch is
+// down, from the workers' FALLBACK_PUSHes summed here (FallbackAggregator),
+// whichever completes the epoch first: both give the same bits. Epochs are
+// applied strictly in order, each once.
+class ServerPathImpl;
+
+// The process's server bridge, for WaitUntilHotApplied.
+std::mutex live_mu;
+ServerPathImpl* live = nullptr;
+
+class ServerPathImpl final : public ServerPath {
+ public:
+  explicit ServerPathImpl(Handle handle) : handle_(std::move(handle)) {
+    HotPathNode* node = HotPathNode::Get();
+    node->SetReport([this] { return Report(); });
+    dispatcher_ = std::thread([this] { DispatchInOrder(); });
+    node->SetRepairHandler(
+        [this](const SimpleData& request, Repair repair) { OnRepair(request, repair); });
+    HotPathNode::SwitchEvents events;
+    events.switch_down = [this](const SwitchDown& down) {
+      FallBack(down.generation, "the controller says so");
+    };
+    events.fallback_push = [this](const FallbackPush& push) { OnFallbackPush(push); };
+    events.resume = [this](const Resume& resume) { OnResume(resume); };
+    events.written_rows = [this](const WrittenRows& rows) { OnWrittenRows(rows); };
+    node->SetSwitchEvents(std::move(events));
+    node->OnServerInstall([this](const Install& install, libra::UdpEndpoint local) {
+      StartCollecting(install, local);
+    });
+    std::lock_guard<std::mutex> lock(live_mu);
+    live = this;
+  }
+
+  ~ServerPathImpl() override {
+    {
+      std::lock_guard<std::mutex> lock(live_mu);
+      if (live == this) live = nullptr;
+    }
+    HotPathNode::Get()->OnServerInstall(nullptr);
+    HotPathNode::Get()->SetSwitchEvents({});
+    HotPathNode::Get()->SetRepairHandler(nullptr);
+    HotPathNode::Get()->SetReport(nullptr);
+    std::unique_ptr<libra::hotpath::HotCollector> collector;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+      collector = std::move(collector_);  // no more epochs
+    }
+    collector.reset();
+    answered_.notify_all();
+    ready_cond_.notify_all();
+    applied_cond_.notify_all();
+    dispatcher_.join();
+  }
+
+  void OnResponse(int timestamp, const SArray<float>& vals) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    responses_[timestamp] = vals;
+    answered_.notify_all();
+  }
+
+  void WaitApplied(uint32_t epoch) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!aggregator_ || epoch < install_.first_epoch) return;  // nothing hot here then
+    applied_cond_.wait(lock, [&] {
+      return stopping_ || (applied_through_.has_value() && *applied_through_ >= epoch);
+    });
+  }
+
+ private:
+  void StartCollecting(const Install& install, libra::UdpEndpoint local) {
+    if (!install.enabled) return;
+    const int rank = Postoffice::Get()->my_rank();
+    const std::vector<uint32_t> owners =
+        HotKeyOwners(*install.hot_set, install.owners, Postoffice::Get()->GetServerKeyRanges());
+    std::vector<libra::hot::Key> owned;
+    const auto keys = install.hot_set->keys();
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (owners[i] == static_cast<uint32_t>(rank)) owned.push_back(keys[i].key);
+    }
+    std::sort(owned.begin(), owned.end());
+    std::lock_guard<std::mutex> lock(mu_);
+    install_ = install;
+    local_ = local;
+    hot_set_ = install.hot_set;
+    owned_keys_.CopyFrom(owned.data(), owned.size());
+    owned_lens_.clear();
+    owned_values_ = 0;
+    for (libra::hot::Key key : owned) {
+      const int len = static_cast<int>(hot_set_->keys()[hot_set_->Find(key)].value_len);
+      published_offset_[key] = {owned_values_, static_cast<size_t>(len)};
+      owned_lens_.push_back(len);
+      owned_values_ += static_cast<size_t>(len);
+    }
+    next_apply_ = install.first_epoch;
+    if (owned.empty() || stopping_) return;
+    aggregator_ = std::make_unique<libra::hotpath::FallbackAggregator>(
+        install.hot_set, owned, install.num_workers, install.scale_bits);
+    StartCollectorLocked(install.job_id, install.first_epoch);
+  }
+
+  // A collector for the switch job `job_id` from `first_epoch` on; its first
+  // epoch publishes every owned value (a resumed replica starts empty).
+  void StartCollectorLocked(uint32_t job_id, uint32_t first_epoch) {
+    libra::hotpath::HotCollectorOptions options;
+    options.job_id = job_id;
+    options.server_id = static_cast<uint16_t>(Postoffice::Get()->my_rank());
+    options.switch_address = Config().switch_data;
+    options.local = local_;
+    options.num_workers = install_.num_workers;
+    options.first_epoch = first_epoch;
+    options.collect_by_row = true;
+    options.written_rows_grace = kWrittenRowsGrace;
+    std::vector<libra::hot::Key> owned(owned_keys_.begin(), owned_keys_.end());
+    collector_ = std::make_unique<libra::hotpath::HotCollector>(
+        install_.hot_set, owned, options,
+        [this](CollectedEpoch epoch) { Deliver(std::move(epoch)); });
+    publish_all_from_ = first_epoch;
+    for (const WrittenRows& rows : early_rows_) {
+      collector_->AddWrittenRows(rows.epoch, rows.worker, rows.bitmap);
+    }
+    early_rows_.clear();
+  }
+
+  // A worker's written rows: for the collector, or kept until it exists (a
+  // worker may push its first hot epoch before this server has its INSTALL).
+  void OnWrittenRows(const WrittenRows& rows) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (collector_) {
+      collector_->AddWrittenRows(rows.epoch, rows.worker, rows.bitmap);
+    } else if (early_rows_.size() < kMaxEarlyRows && !stopping_) {
+      early_rows_.push_back(rows);
+    }
+  }
+
+  // An epoch from the collector (its I/O thread) or the fallback aggregator.
+  void Deliver(CollectedEpoch epoch) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (epoch.status != HotPathStatus::kOk) {
+      collector_failed_ = true;  // the dispatcher falls back (it may stop the collector)
+      failed_epoch_ = epoch.epoch;
+    } else if (epoch.epoch >= next_apply_) {
+      ready_.emplace(epoch.epoch, std::move(epoch));
+    }
+    ready_cond_.notify_all();
+  }
+
+  // The switch is down: stop collecting from it; the workers' fallback pushes
+  // complete the epochs from the first one not applied.
+  void FallBack(uint32_t generation, const std::string& why) {
+    // The collector must be gone (its socket closed) before a RESUME binds
+    // the address again.
+    std::lock_guard<std::mutex> switching(switching_mu_);
+    std::unique_ptr<libra::hotpath::HotCollector> collector;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (generation != generation_ || fallback_ || !aggregator_) return;
+      fallback_ = true;
+      ++fallbacks_;
+      collector = std::move(collector_);
+      LOG(WARNING) << "libra: server " << Postoffice::Get()->my_rank()
+                   << " sums the hot keys itself from epoch " << next_apply_ << " (" << why << ")";
+    }
+    collector.reset();  // joins its I/O thread, which may be delivering
+  }
+
+  void OnFallbackPush(const FallbackPush& push) {
+    std::optional<CollectedEpoch> done;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!aggregator_ || push.epoch < next_apply_) {
+        ++fallback_pushes_late_;  // applied already (the switch had it)
+        return;
+      }
+      std::string error;
+      done = aggregator_->Add(push.epoch, push.worker, push.keys, push.vals, &error);
+      if (!error.empty()) {
+        ++fallback_pushes_refused_;
+        LOG(ERROR) << "libra: refused a fallback push of worker " << push.worker << " for epoch "
+                   << push.epoch << ": " << error;
+        return;
+      }
+      ++fallback_pushes_;
+    }
+    if (done) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        ++fallback_epochs_;
+      }
+      Deliver(std::move(*done));
+    }
+  }
+
+  void OnResume(const Resume& resume) {
+    std::lock_guard<std::mutex> switching(switching_mu_);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (resume.job_id == 0 || resume.generation <= generation_ || stopping_) return;
+    generation_ = resume.generation;
+    fallback_ = false;
+    collector_failed_ = false;
+    if (!aggregator_) return;  // owns no hot keys
+    ++resumes_;
+    LOG(INFO) << "libra: server " << Postoffice::Get()->my_rank()
+              << " collects from the switch again from epoch " << resume.first_epoch;
+    StartCollectorLocked(resume.job_id, resume.first_epoch);
+  }
+
+  // Each epoch's sums into the handle, in epoch order, then the new values
+  // out to the switch (while it is up) and to waiting repairs.
+  void DispatchInOrder() {
+    while (true) {
+      CollectedEpoch epoch;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        ready_cond_.wait(lock, [this] {
+          return stopping_ || collector_failed_ || ready_.count(next_apply_) > 0;
+        });
+        if (stopping_) return;
+        if (collector_failed_ && !fallback_) {
+          const uint32_t generation = generation_;
+          const uint32_t failed = failed_epoch_;
+          collector_failed_ = false;
+          lock.unlock();
+          HotPathNode::Get()->ReportSwitchDown(
+              SwitchDown{generation, failed, "a server's COLLECTs went unanswered"});
+          FallBack(generation,
+                   "its COLLECTs of epoch " + std::to_string(failed) + " went unanswered");
+          continue;
+        }
+        collector_failed_ = false;
+        auto it = ready_.find(next_apply_);
+        if (it == ready_.end()) continue;
+        epoch = std::move(it->second);
+        ready_.erase(it);
+        aggregator_->Forget(next_apply_);
+        ++next_apply_;
+      }
+      if (!Apply(std::move(epoch))) return;
+    }
+  }
+
+  // Pushes one epoch's sums into the handle and publishes the new values;
+  // false when stopping.
+  bool Apply(CollectedEpoch epoch) {
+    if (Postoffice::Get()->verbose() >= 1) {
+      LOG(INFO) << "libra: collected epoch " << epoch.epoch << ": " << epoch.keys.size()
+                << " keys, first sum " << (epoch.vals.empty() ? 0.f : epoch.vals[0]);
+    }
+    if (!epoch.saturated_keys.empty()) SumSaturatedExactly(&epoch);
+    Request push;
+    push.push = true;
+    push.num_merged = static_cast<int>(epoch.num_merged);
+    push.keys.CopyFrom(epoch.keys.data(), epoch.keys.size());
+    push.vals.CopyFrom(epoch.vals.data(), epoch.vals.size());
+    push.lens.CopyFrom(epoch.lens.data(), epoch.lens.size());
+    const auto applying = std::chrono::steady_clock::now();
+    if (!Call(push)) return false;
+
+    // The handle answers for every owned key, so the copy kept for repairs
+    // stays whole; only the keys pushed this epoch changed, and only those
+    // go out, except in a collector's first epoch, which gives the workers'
+    // replicas their first value of every key.
+    Request pull;
+    pull.keys = owned_keys_;
+    pull.lens = owned_lens_;
+    std::optional<SArray<float>> values = Call(pull);
+    if (!values) return false;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (values->size() != owned_values_) {
+      LOG(ERROR) << "libra: the request handle answered the hot keys' pull with " << values->size()
+                 << " values, not " << owned_values_ << "; epoch " << epoch.epoch
+                 << " not replicated";
+      return true;
+    }
+    apply_micros_ += static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                               std::chrono::steady_clock::now() - applying)
+                                               .count());
+    if (collector_ && !fallback_ && epoch.epoch >= publish_all_from_) {
+      const bool all = epoch.epoch == publish_all_from_;
+      std::vector<float> changed;
+      if (!all) {
+        for (libra::hot::Key key : epoch.keys) {
+          const auto [offset, len] = published_offset_.at(key);
+          changed.insert(changed.end(), values->begin() + offset, values->begin() + offset + len);
+        }
+      }
+      const std::span<const libra::hot::Key> keys =
+          all ? std::span<const libra::hot::Key>(owned_keys_.data(), owned_keys_.size())
+              : std::span<const libra::hot::Key>(epoch.keys);
+      collector_->PublishUpdate(epoch.epoch, keys,
+                                all ? std::span<const float>(values->data(), values->size())
+                                    : std::span<const float>(changed));
+    }
+    ++epochs_applied_;
+    applied_through_ = epoch.epoch;
+    applied_cond_.notify_all();
+    // Kept to answer REPAIRs of workers that lost some of the REPLICAs, and
+    // every hot pull while the switch is down.
+    published_epoch_ = epoch.epoch;
+    published_vals_.assign(values->begin(), values->end());
+    AnswerWaitingRepairs();
+    return true;
+  }
+
+  // The switch (or the fallback, with the switch's arithmetic) clamped the
+  // sums of `epoch->saturated_keys`: ask every worker for its values of them
+  // (each keeps an epoch until its replica has it, which is after this
+  // server publishes it) and sum them in 64 bits (ExactSum). If a worker no
+  // longer has them, the clamped sums stay, with a warning.
+  void SumSaturatedExactly(CollectedEpoch* epoch) {
+    Repair ask;
+    ask.epoch = epoch->epoch;
+    ask.keys = epoch->saturated_keys;
+    const std::vector<FallbackPush> answers = HotPathNode::Get()->RequestWorkerValues(ask);
+    const bool all = answers.size() == install_.num_workers &&
+                     std::none_of(answers.begin(), answers.end(), [](const FallbackPush& a) {
+                       return a.epoch == FallbackPush::kNotRetained;
+                     });
+    if (!all) {
+      LOG(WARNING) << "libra: " << ask.keys.size() << " hot sums saturated in epoch "
+                   << epoch->epoch << " and not every worker still has its values: applied clamped";
+      std::lock_guard<std::mutex> lock(mu_);
+      saturated_clamped_ += ask.keys.size();
+      return;
+    }
+    std::unordered_map<libra::hot::Key, std::vector<libra::hotpath::ExactSum>> sums;
+    for (libra::hot::Key key : ask.keys) {
+      const uint32_t len = hot_set_->keys()[hot_set_->Find(key)].value_len;
+      sums.emplace(key, std::vector<libra::hotpath::ExactSum>(
+                            len, libra::hotpath::ExactSum(install_.scale_bits)));
+    }
+    for (const FallbackPush& answer : answers) {
+      size_t offset = 0;
+      for (libra::hot::Key key : answer.keys) {
+        auto it = sums.find(key);
+        if (it == sums.end() || offset + it->second.size() > answer.vals.size()) break;
+        for (libra::hotpath::ExactSum& cell : it->second) cell.Add(answer.vals[offset++]);
+      }
+    }
+    uint64_t still_clamped = 0;
+    size_t offset = 0;
+    for (size_t i = 0; i < epoch->keys.size(); ++i) {
+      const size_t len = static_cast<size_t>(epoch->lens[i]);
+      auto it = sums.find(epoch->keys[i]);
+      if (it != sums.end()) {
+        for (size_t v = 0; v < len; ++v) {
+          epoch->vals[offset + v] = it->second[v].Value();
+          still_clamped += it->second[v].clamped();
+        }
+      }
+      offset += len;
+    }
+    LOG(WARNING) << "libra: " << ask.keys.size() << " hot sums saturated in epoch " << epoch->epoch
+                 << "; summed exactly from the workers' values";
+    std::lock_guard<std::mutex> lock(mu_);
+    saturated_exact_ += ask.keys.size();
+    saturated_clamped_ += still_clamped;
+  }
+
+  // A worker's replica lacks values of `repair.epoch`: answer with what this
+  // server published, once it has published that epoch. A server without
+  // hot keys answers at once, empty.
+  void OnRepair(const SimpleData& request, const Repair& repair) {
+    std::lock_guard<std::mutex> lock(mu_);
+    waiting_repairs_.emplace_back(request, repair);
+    AnswerWaitingRepairs();
+  }
+
+  void AnswerWaitingRepairs() {
+    for (auto it = waiting_repairs_.begin(); it != waiting_repairs_.end();) {
+      const auto& [request, repair] = *it;
+      const bool has_keys = aggregator_ != nullptr;
+      if (has_keys && (!published_epoch_ || *published_epoch_ < repair.epoch)) {
+        ++it;
+        continue;
+      }
+      Repair answer;
+      answer.epoch = published_epoch_.value_or(repair.epoch);
+      for (libra::hot::Key key : repair.keys) {
+        auto found = published_offset_.find(key);
+        if (found == published_offset_.end()) continue;
+        answer.keys.push_back(key);
+        const auto [offset, len] = found->second;
+        answer.vals.insert(answer.vals.end(), published_vals_.begin() + offset,
+                           published_vals_.begin() + offset + len);
+      }
+      HotPathNode::Get()->AnswerRepair(request, answer);
+      ++repairs_answered_;
+      it = waiting_repairs_.erase(it);
+    }
+  }
+
+  // Runs the handle and waits for its Response; nullopt when stopping.
+  std::optional<SArray<float>> Call(Request request) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      request.timestamp = next_timestamp_++;
+    }
+    handle_(request);
+    std::unique_lock<std::mutex> lock(mu_);
+    answered_.wait(lock, [&] { return stopping_ || responses_.count(request.timestamp) > 0; });
+    if (stopping_) return std::nullopt;
+    SArray<float> vals = responses_[request.timestamp];
+    responses_.erase(request.timestamp);
+    return vals;
+  }
+
+  nlohmann::json Report() {
+    std::lock_guard<std::mutex> lock(mu_);
+    nlohmann::json out = {{"role", "server"},
+                          {"epochs_collected", epochs_applied_},
+                          {"owned_hot_keys", owned_keys_.size()},
+                          {"repairs_answered", repairs_answered_},
+                          {"apply_micros", apply_micros_},
+                          {"fallback",
+                           {{"fallbacks", fallbacks_},
+                            {"resumes", resumes_},
+                            {"epochs_summed_here", fallback_epochs_},
+                            {"pushes", fallback_pushes_},
+                            {"pushes_already_applied", fallback_pushes_late_},
+                            {"pushes_refused", fallback_pushes_refused_}}},
+                          {"saturated_keys_summed_exactly", saturated_exact_},
+                          {"saturated_values_left_clamped", saturated_clamped_}};
+    if (hot_set_) {
+      out["hot_keys"] = hot_set_->size();
+      out["hot_values"] = hot_set_->num_values();
+    }
+    if (!collector_) return out;
+    const libra::hotpath::HotCollectorCounters c = collector_->counters();
+    out["collector"] = {{"epochs_collected", c.epochs_collected},
+                        {"ready_received", c.ready_received},
+                        {"ready_polls", c.ready_polls},
+                        {"collect_packets", c.collect_packets},
+                        {"retransmissions", c.retransmissions},
+                        {"fast_retransmissions", c.fast_retransmissions},
+                        {"timeouts", c.timeouts},
+                        {"duplicate_results", c.duplicate_results},
+                        {"results", c.results},
+                        {"written_values", c.written_values},
+                        {"collect_micros", c.collect_micros},
+                        {"by_row", collector_->collects_by_row()},
+                        {"row_reports", c.row_reports},
+                        {"row_reports_ignored", c.row_reports_ignored},
+                        {"rows_skipped", c.rows_skipped},
+                        {"epochs_without_row_reports", c.epochs_without_row_reports},
+                        {"saturated_values", c.saturated_values},
+                        {"update_packets", c.update_packets},
+                        {"update_acks", c.update_acks},
+                        {"update_retransmissions", c.update_retransmissions},
+                        {"updates_abandoned", c.updates_abandoned},
+                        {"packets_sent", c.packets_sent},
+                        {"bytes_sent", c.bytes_sent},
+                        {"packets_received", c.packets_received},
+                        {"bytes_received", c.bytes_received},
+                        {"malformed_packets", c.malformed_packets},
+                        {"ignored_packets", c.ignored_packets}};
+    return out;
+  }
+
+  Handle handle_;
+  std::mutex switching_mu_;  // one change between the switch and the fallback at a time
+  std::mutex mu_;
+  std::condition_variable answered_;
+  bool stopping_ = false;
+  Install install_;
+  libra::UdpEndpoint local_;
+  std::shared_ptr<const libra::hot::HotSet> hot_set_;
+  SArray<libra::hot::Key> owned_keys_;  // ascending
+  SArray<int> owned_lens_;
+  size_t owned_values_ = 0;
+
+  // Where the epochs come from: the switch, or the workers while it is down.
+  std::unique_ptr<libra::hotpath::HotCollector> collector_;
+  // How long a collector waits after READY for the workers' WRITTEN_ROWS
+  // (they leave with the workers' pushes, ahead of their cold values) before
+  // it reads every row instead.
+  static constexpr std::chrono::milliseconds kWrittenRowsGrace{250};
+  static constexpr size_t kMaxEarlyRows = 4096;
+  std::vector<WrittenRows> early_rows_;                             // before the collector exists
+  std::unique_ptr<libra::hotpath::FallbackAggregator> aggregator_;  // null: no hot keys
+  uint32_t generation_ = 0;  // the hot path's incarnation (one per RESUME)
+  bool fallback_ = false;
+  bool collector_failed_ = false;  // set by Deliver, handled by the dispatcher
+  uint32_t failed_epoch_ = 0;
+  uint32_t publish_all_from_ = 0;  // the current collector's first epoch
+
+  // Epochs ready to apply, and the next one to apply.
+  std::map<uint32_t, CollectedEpoch> ready_;
+  uint32_t next_apply_ = 0;
+  std::condition_variable ready_cond_;
+  std::optional<uint32_t> applied_through_;  // the last epoch the handle has applied
+  std::condition_variable applied_cond_;
+
+  std::map<int, SArray<float>> responses_;
+  int next_timestamp_ = 0;
+  uint64_t epochs_applied_ = 0;
+  std::optional<uint32_t> published_epoch_;
+  std::unordered_map<libra::hot::Key, std::pair<size_t, size_t>> published_offset_;
+  std::vector<float> published_vals_;
+  std::list<std::pair<SimpleData, Repair>> waiting_repairs_;
+  uint64_t repairs_answered_ = 0;
+  uint64_t apply_micros_ = 0;  // the handle's push and pull of each epoch, summed
+  uint64_t fallbacks_ = 0, resumes_ = 0, fallback_epochs_ = 0, fallback_pushes_ = 0;
+  uint64_t fallback_pushes_late_ = 0, fallback_pushes_refused_ = 0;
+  uint64_t saturated_exact_ = 0, saturated_clamped_ = 0;
+  std::thread dispatcher_;
+};
+
+}  // namespace
+
+void WaitUntilHotApplied(uint32_t epoch) {
+  // Not under live_mu while waiting: the bridge lives until Finalize, after
+  // every checkpoint.
+  ServerPathImpl* path = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(live_mu);
+    path = live;
+  }
+  if (path != nullptr) path->WaitApplied(epoch);
+}
+
+std::unique_ptr<ServerPath> ServerPath::Create(Handle handle) {
+  if (!HotPathNode::Get()->enabled()) return nullptr;
+  return std::make_unique<ServerPathImpl>(std::move(handle));
+}
+
+}  // namespace ps::hotpath

@@ -1,0 +1,614 @@
+#include "hotpath/worker/hot_sender.h"
+
+#include <array>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "hotpath/node/datagram_socket.h"
+#include "hotpath/messages/hot_packets.h"
+#include "hotpath/worker/hot_replica.h"
+#include "hotpath/node/retry_clock.h"
+
+namespace libra::hotpath {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr std::size_t kBatch = 64;
+// Receive batches per turn of the loop, so that a flood of datagrams cannot
+// starve the timers.
+constexpr int kBatchesPerTurn = 16;
+// With nothing to wait for, the I/O thread still wakes this often to look at
+// the replica's gap timers.
+constexpr auto kIdleWake = std::chrono::milliseconds(50);
+// A probe without an answer is resent this often.
+constexpr auto kProbeInterval = std::chrono::milliseconds(100);
+// The switch tags cells with epoch + 1 in 31 bits (docs/protocol.md).
+constexpr std::uint32_t kMaxEpoch = (1u << 31) - 2;
+
+// One epoch's push from Push() until it is released.
+struct PushEpoch {
+  enum class Phase { kQueued, kData, kFin, kAcked, kFailed };
+
+  RetainedPush retained;
+  std::vector<EncodedPacket> packets;
+  std::vector<bool> acked;
+  std::vector<Clock::time_point> sent_at;
+  std::vector<bool> resent;  // an ACK of a resent packet is no RTT sample
+  std::uint32_t base = 0;    // lowest seq not ACKed
+  std::uint32_t next = 0;    // next seq to send for the first time
+  EncodedPacket fin;
+  Clock::time_point fin_sent_at;
+  Clock::time_point data_started;
+  Phase phase = Phase::kQueued;
+  bool released = false;  // committed, or its replica is complete
+  // Shared so that a failure can be announced after the lock is dropped.
+  std::shared_ptr<std::promise<HotPathStatus>> done =
+      std::make_shared<std::promise<HotPathStatus>>();
+
+  std::uint32_t epoch() const { return retained.epoch; }
+  bool finished() const { return phase == Phase::kAcked || phase == Phase::kFailed; }
+};
+
+}  // namespace
+
+struct HotSender::Impl {
+  Impl(std::shared_ptr<const hot::HotSet> hot_set_in, HotSenderOptions options_in)
+      : hot_set(std::move(hot_set_in)),
+        options(Checked(options_in, *hot_set)),
+        socket(options.local),
+        packer(hot_set->layout().num_arrays),
+        replica(*hot_set, options.key_owners, options.first_epoch),
+        retry(options.retry),
+        io([this] { Run(); }) {}
+
+  ~Impl() {
+    {
+      std::lock_guard lock(mutex);
+      stopping = true;
+    }
+    socket.Wake();
+    io.join();
+    for (PushEpoch& epoch : epochs) {
+      if (!epoch.finished()) epoch.done->set_value(HotPathStatus::kShutdown);
+    }
+    replica_changed.notify_all();
+  }
+
+  static const HotSenderOptions& Checked(const HotSenderOptions& options,
+                                         const hot::HotSet& hot_set) {
+    options.retry.Validate();
+    if (options.dedup_window == 0) throw std::invalid_argument("hot sender: dedup_window is 0");
+    if (options.max_epochs_in_flight == 0) {
+      throw std::invalid_argument("hot sender: max_epochs_in_flight is 0");
+    }
+    if (hot_set.layout().num_arrays > wire::kMaxSlots) {
+      throw std::invalid_argument("hot sender: more register arrays than slots in a packet");
+    }
+    return options;
+  }
+
+  void Run();
+  void HandleDatagram(std::span<const std::uint8_t> bytes);
+  void HandleAck(const wire::Header& ack);
+  void HandleReplica(const wire::Message& message);
+  void Progress(Clock::time_point now, SendBatch& out);
+  bool CanStart(const PushEpoch& epoch) const;
+  void SendData(PushEpoch& epoch, Clock::time_point now, SendBatch& out);
+  void Resend(EncodedPacket& packet, SendBatch& out);
+  void FailAll();
+  void Release(std::uint32_t upto);
+  void WatchGaps(Clock::time_point now);
+  void CheckGaps(Clock::time_point now);
+  Clock::time_point NextDeadline(Clock::time_point now) const;
+
+  std::shared_ptr<const hot::HotSet> hot_set;
+  const HotSenderOptions options;
+  DatagramSocket socket;
+
+  std::mutex push_mutex;  // serializes Push: packing, then queueing in order
+  hot::LayoutAwarePacker packer;
+
+  mutable std::mutex mutex;
+  std::condition_variable replica_changed;
+  std::deque<PushEpoch> epochs;  // pushed and not yet released, oldest first
+  std::optional<std::uint32_t> last_pushed;
+  std::optional<std::uint32_t> first_pushed;
+  bool switch_down = false;
+  bool stopping = false;
+  HotReplica replica;
+  std::map<std::uint32_t, Clock::time_point> gap_deadlines;  // epoch -> when to report
+  std::optional<std::uint32_t> gaps_watched_upto;
+  RetryClock retry;
+  HotSenderCounters counters;
+  GapCallback on_gap;
+  UnresponsiveCallback on_unresponsive;
+  std::vector<std::function<void()>> notices;  // callbacks to run outside the lock
+  // ProbeSwitch: the nonce of the probe being waited for, when to (re)send
+  // it, and the last nonce the switch echoed.
+  std::optional<std::uint32_t> probe_pending;
+  std::uint32_t probe_nonce = 0;
+  std::uint32_t probe_answered = 0;
+  Clock::time_point probe_next;
+  std::array<std::uint8_t, wire::kHeaderBytes> probe_bytes{};
+  std::condition_variable probe_changed;
+
+  std::thread io;  // last: starts once everything above exists
+};
+
+void HotSender::Impl::Run() {
+  ReceivedBatch batch(kBatch);
+  SendBatch out(socket.fd(), options.switch_address, kBatch);
+  Clock::time_point deadline = Clock::now();
+  std::vector<std::function<void()>> to_run;
+  for (;;) {
+    socket.WaitUntil(deadline);
+    {
+      std::lock_guard lock(mutex);
+      if (stopping) return;
+      const Clock::time_point now = Clock::now();
+      bool replica_moved = false;
+      for (int turn = 0; turn < kBatchesPerTurn; ++turn) {
+        const std::size_t n = batch.Receive(socket.fd());
+        for (std::size_t i = 0; i < n; ++i) {
+          // Only a completed stream can make a waiting Pull's keys current
+          // (or release a bank): waking the puller for every REPLICA made it
+          // rescan its keys hundreds of times an epoch.
+          const std::uint64_t epochs = counters.replica_epochs;
+          HandleDatagram(batch.payload(i));
+          replica_moved |= counters.replica_epochs != epochs;
+        }
+        if (n < kBatch) break;
+      }
+      if (replica_moved) {
+        if (const auto reached = replica.MinEpoch()) Release(*reached);
+        replica_changed.notify_all();
+      }
+      Progress(now, out);
+      out.Flush();
+      counters.packets_sent = out.packets_sent();
+      counters.bytes_sent = out.bytes_sent();
+      counters.send_errors = out.errors();
+      // Released epochs leave only after the flush: `out` pointed into them.
+      while (!epochs.empty() && epochs.front().released && epochs.front().finished()) {
+        epochs.pop_front();
+      }
+      WatchGaps(now);
+      CheckGaps(now);
+      deadline = NextDeadline(now);
+      to_run.swap(notices);
+    }
+    for (auto& notice : to_run) notice();
+    to_run.clear();
+  }
+}
+
+void HotSender::Impl::HandleDatagram(std::span<const std::uint8_t> bytes) {
+  ++counters.packets_received;
+  counters.bytes_received += bytes.size();
+  wire::Message message;
+  if (wire::Decode(bytes, &message) != wire::DecodeError::kNone) {
+    ++counters.malformed_packets;
+    return;
+  }
+  if (message.header.job_id != options.job_id) {
+    ++counters.ignored_packets;
+    return;
+  }
+  switch (message.header.type) {
+    case wire::MessageType::kAck:
+      if (message.header.node_id != options.worker_id) break;
+      HandleAck(message.header);
+      return;
+    case wire::MessageType::kReplica:
+      HandleReplica(message);
+      return;
+    case wire::MessageType::kProbeReply:
+      if (message.header.node_id != options.worker_id) break;
+      if (probe_pending && message.header.seq == *probe_pending) {
+        probe_answered = message.header.seq;
+        probe_changed.notify_all();
+      }
+      return;
+    default:
+      break;
+  }
+  ++counters.ignored_packets;
+}
+
+void HotSender::Impl::HandleAck(const wire::Header& ack) {
+  ++counters.acks;
+  if ((ack.flags & wire::kFlagDuplicate) != 0) ++counters.duplicate_acks;
+  // Only the one epoch on the wire can be ACKed; anything else is a late
+  // answer to a resend.
+  for (PushEpoch& epoch : epochs) {
+    if (epoch.finished()) continue;
+    if (epoch.epoch() != ack.epoch) return;
+    if ((ack.flags & wire::kFlagFin) != 0) {
+      if (epoch.phase != PushEpoch::Phase::kFin || ack.seq != epoch.packets.size()) return;
+      epoch.phase = PushEpoch::Phase::kAcked;
+      counters.data_micros += static_cast<std::uint64_t>(
+          std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - epoch.data_started)
+              .count());
+      epoch.packets = {};
+      epoch.acked = {};
+      epoch.sent_at = {};
+      epoch.resent = {};
+      epoch.done->set_value(HotPathStatus::kOk);
+      ++counters.epochs_acked;
+      retry.OnProgress();
+      return;
+    }
+    if (epoch.phase != PushEpoch::Phase::kData || ack.seq >= epoch.next || epoch.acked[ack.seq]) {
+      return;
+    }
+    epoch.acked[ack.seq] = true;
+    if (!epoch.resent[ack.seq]) {
+      retry.OnRttSample(std::chrono::duration_cast<std::chrono::microseconds>(
+          Clock::now() - epoch.sent_at[ack.seq]));
+    }
+    while (epoch.base < epoch.next && epoch.acked[epoch.base]) ++epoch.base;
+    retry.OnProgress();
+    return;
+  }
+}
+
+void HotSender::Impl::HandleReplica(const wire::Message& message) {
+  ++counters.replica_packets;
+  const HotReplica::ApplyResult result =
+      replica.Apply(message.header, std::span(message.cells.data(), message.header.slot_count));
+  counters.replica_values += result.advanced;
+  counters.stale_replica_values += result.stale;
+  counters.replica_epochs += result.epochs_completed;
+  if (result.rejected || result.unknown != 0) ++counters.ignored_packets;
+  if (result.rejected) return;
+  // The epoch is still arriving: on a slow link its REPLICAs take longer
+  // than the gap timeout, so the timeout counts from the latest one.
+  const Clock::time_point later = Clock::now() + options.replica_gap_timeout;
+  for (auto& [epoch, deadline] : gap_deadlines) {
+    if (epoch <= message.header.epoch) deadline = std::max(deadline, later);
+  }
+}
+
+bool HotSender::Impl::CanStart(const PushEpoch& epoch) const {
+  std::uint32_t in_flight = 1;
+  for (const PushEpoch& earlier : epochs) {
+    if (&earlier == &epoch) break;
+    if (!earlier.finished()) return false;  // one epoch on the wire at a time
+    if (!earlier.released) ++in_flight;
+  }
+  return in_flight <= options.max_epochs_in_flight;
+}
+
+void HotSender::Impl::Resend(EncodedPacket& packet, SendBatch& out) {
+  packet.SetFlags(wire::kFlagRetransmission);
+  out.Add(packet.view());
+  ++counters.retransmissions;
+}
+
+void HotSender::Impl::SendData(PushEpoch& epoch, Clock::time_point now, SendBatch& out) {
+  // Resend what timed out, oldest first. One expiry backs off once, however
+  // many packets it covers, so the timeout is read before it doubles.
+  const auto timeout = retry.timeout();
+  bool timed_out = false;
+  for (std::uint32_t seq = epoch.base; seq < epoch.next; ++seq) {
+    if (epoch.acked[seq] || now < epoch.sent_at[seq] + timeout) continue;
+    if (!timed_out) {
+      timed_out = true;
+      ++counters.timeouts;
+      if (!retry.OnTimeout()) {
+        FailAll();
+        return;
+      }
+    }
+    Resend(epoch.packets[seq], out);
+    epoch.sent_at[seq] = now;
+    epoch.resent[seq] = true;
+  }
+  // New packets, never beyond the switch's dedup window.
+  const std::uint64_t limit = std::min<std::uint64_t>(
+      epoch.packets.size(), std::uint64_t{epoch.base} + options.dedup_window);
+  while (epoch.next < limit) {
+    out.Add(epoch.packets[epoch.next].view());
+    epoch.sent_at[epoch.next] = now;
+    ++epoch.next;
+    ++counters.data_packets;
+  }
+}
+
+void HotSender::Impl::Progress(Clock::time_point now, SendBatch& out) {
+  if (probe_pending && now >= probe_next) {
+    wire::Header probe;
+    probe.type = wire::MessageType::kProbe;
+    probe.job_id = options.job_id;
+    probe.node_id = options.worker_id;
+    probe.seq = *probe_pending;
+    wire::Encode(probe, {}, probe_bytes);
+    out.Add(probe_bytes);
+    probe_next = now + kProbeInterval;
+  }
+  if (switch_down) return;
+  for (PushEpoch& epoch : epochs) {
+    if (epoch.finished()) continue;
+    if (epoch.phase == PushEpoch::Phase::kQueued) {
+      if (!CanStart(epoch)) return;
+      epoch.phase = PushEpoch::Phase::kData;
+      epoch.data_started = now;
+    }
+    if (epoch.phase == PushEpoch::Phase::kData) {
+      SendData(epoch, now, out);
+      if (switch_down || epoch.base < epoch.packets.size()) return;
+      wire::Header fin;
+      fin.type = wire::MessageType::kFin;
+      fin.job_id = options.job_id;
+      fin.node_id = options.worker_id;
+      fin.epoch = epoch.epoch();
+      fin.seq = static_cast<std::uint32_t>(epoch.packets.size());
+      epoch.fin.length = static_cast<std::uint16_t>(wire::Encode(fin, {}, epoch.fin.bytes));
+      out.Add(epoch.fin.view());
+      epoch.fin_sent_at = now;
+      epoch.phase = PushEpoch::Phase::kFin;
+      ++counters.fin_packets;
+      return;
+    }
+    // kFin: resend until ACKed.
+    if (now >= epoch.fin_sent_at + retry.timeout()) {
+      ++counters.timeouts;
+      if (!retry.OnTimeout()) {
+        FailAll();
+        return;
+      }
+      Resend(epoch.fin, out);
+      epoch.fin_sent_at = now;
+    }
+    return;
+  }
+}
+
+void HotSender::Impl::FailAll() {
+  switch_down = true;
+  std::vector<std::shared_ptr<std::promise<HotPathStatus>>> failed;
+  std::optional<std::uint32_t> first_failed;
+  for (PushEpoch& epoch : epochs) {
+    if (epoch.finished()) continue;
+    if (!first_failed) first_failed = epoch.epoch();
+    epoch.phase = PushEpoch::Phase::kFailed;
+    failed.push_back(epoch.done);
+    ++counters.epochs_failed;
+  }
+  // The callback runs before the futures resolve, so whoever waits on a
+  // push finds the failure already reported.
+  if (first_failed && on_unresponsive) {
+    notices.push_back([callback = on_unresponsive, epoch = *first_failed] { callback(epoch); });
+  }
+  notices.push_back([failed = std::move(failed)] {
+    for (const auto& done : failed) done->set_value(HotPathStatus::kSwitchUnresponsive);
+  });
+}
+
+void HotSender::Impl::Release(std::uint32_t upto) {
+  for (PushEpoch& epoch : epochs) {
+    if (epoch.epoch() > upto) break;
+    epoch.released = true;
+  }
+}
+
+void HotSender::Impl::WatchGaps(Clock::time_point now) {
+  // An epoch is watched once the replica has begun to reach it (some cell
+  // holds it or a later one) and this worker has pushed it.
+  const std::optional<std::uint32_t> newest = replica.MaxEpoch();
+  if (!newest || !last_pushed) return;
+  const std::uint32_t upto = std::min(*newest, *last_pushed);
+  std::uint32_t from = gaps_watched_upto ? *gaps_watched_upto + 1 : *first_pushed;
+  for (; from <= upto; ++from) {
+    gap_deadlines.emplace(from, now + options.replica_gap_timeout);
+    gaps_watched_upto = from;
+  }
+}
+
+void HotSender::Impl::CheckGaps(Clock::time_point now) {
+  const std::optional<std::uint32_t> reached = replica.MinEpoch();
+  for (auto it = gap_deadlines.begin(); it != gap_deadlines.end();) {
+    const std::uint32_t epoch = it->first;
+    if (reached && *reached >= epoch) {
+      it = gap_deadlines.erase(it);
+      continue;
+    }
+    if (now < it->second) {
+      ++it;
+      continue;
+    }
+    ++counters.replica_gaps;
+    if (on_gap) {
+      notices.push_back([callback = on_gap, gap = ReplicaGap{epoch, replica.MissingKeys(epoch)}] {
+        callback(gap);
+      });
+    }
+    it = gap_deadlines.erase(it);
+  }
+}
+
+Clock::time_point HotSender::Impl::NextDeadline(Clock::time_point now) const {
+  Clock::time_point deadline = now + kIdleWake;
+  for (const auto& [epoch, when] : gap_deadlines) deadline = std::min(deadline, when);
+  if (probe_pending) deadline = std::min(deadline, probe_next);
+  if (switch_down) return deadline;
+  for (const PushEpoch& epoch : epochs) {
+    if (epoch.finished()) continue;
+    if (epoch.phase == PushEpoch::Phase::kData) {
+      for (std::uint32_t seq = epoch.base; seq < epoch.next; ++seq) {
+        if (!epoch.acked[seq]) deadline = std::min(deadline, epoch.sent_at[seq] + retry.timeout());
+      }
+    } else if (epoch.phase == PushEpoch::Phase::kFin) {
+      deadline = std::min(deadline, epoch.fin_sent_at + retry.timeout());
+    }
+    break;
+  }
+  return deadline;
+}
+
+HotSender::HotSender(std::shared_ptr<const hot::HotSet> hot_set, HotSenderOptions options) {
+  if (hot_set == nullptr) throw std::invalid_argument("hot sender: no hot set");
+  impl_ = std::make_unique<Impl>(std::move(hot_set), options);
+}
+
+HotSender::~HotSender() = default;
+
+UdpEndpoint HotSender::local() const { return impl_->socket.local(); }
+
+void HotSender::OnReplicaGap(GapCallback callback) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->on_gap = std::move(callback);
+}
+
+void HotSender::OnSwitchUnresponsive(UnresponsiveCallback callback) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->on_unresponsive = std::move(callback);
+}
+
+std::shared_future<HotPathStatus> HotSender::Push(std::uint32_t epoch,
+                                                  std::span<const hot::Key> keys,
+                                                  std::span<const float> vals,
+                                                  std::span<const int> lens) {
+  Impl& impl = *impl_;
+  const hot::HotSet& hot_set = *impl.hot_set;
+  const std::vector<std::uint32_t> first_value = CheckHotValues(hot_set, keys, vals, lens);
+  std::lock_guard push_lock(impl.push_mutex);
+  {
+    std::lock_guard lock(impl.mutex);
+    if (impl.last_pushed && epoch != *impl.last_pushed + 1) {
+      throw std::invalid_argument("hot push: epoch " + std::to_string(epoch) + " after epoch " +
+                                  std::to_string(*impl.last_pushed) + " (must be consecutive)");
+    }
+    if (epoch > kMaxEpoch) {
+      throw std::invalid_argument("hot push: epoch " + std::to_string(epoch) + " out of range");
+    }
+  }
+
+  PushEpoch push;
+  push.retained.epoch = epoch;
+  push.retained.keys.assign(keys.begin(), keys.end());
+  push.retained.vals.assign(vals.begin(), vals.end());
+  for (const hot::Key key : keys) {
+    push.retained.lens.push_back(static_cast<int>(hot_set.keys()[hot_set.Find(key)].value_len));
+  }
+  wire::Header header;
+  header.type = wire::MessageType::kData;
+  header.job_id = impl.options.job_id;
+  header.node_id = impl.options.worker_id;
+  header.epoch = epoch;
+  push.packets = PackHotValues(hot_set, impl.packer, header, keys, first_value, vals).packets;
+  push.acked.assign(push.packets.size(), false);
+  push.sent_at.assign(push.packets.size(), Clock::time_point{});
+  push.resent.assign(push.packets.size(), false);
+  std::shared_future<HotPathStatus> future = push.done->get_future().share();
+
+  {
+    std::lock_guard lock(impl.mutex);
+    if (impl.stopping) {
+      push.done->set_value(HotPathStatus::kShutdown);
+      return future;
+    }
+    if (impl.switch_down) {
+      // Kept for the fallback, which resends it over ZeroMQ.
+      push.phase = PushEpoch::Phase::kFailed;
+      push.done->set_value(HotPathStatus::kSwitchUnresponsive);
+      ++impl.counters.epochs_failed;
+    }
+    impl.epochs.push_back(std::move(push));
+    impl.last_pushed = epoch;
+    if (!impl.first_pushed) impl.first_pushed = epoch;
+    ++impl.counters.epochs_pushed;
+  }
+  impl.socket.Wake();
+  return future;
+}
+
+bool HotSender::ProbeSwitch(std::chrono::milliseconds budget) {
+  Impl& impl = *impl_;
+  std::unique_lock lock(impl.mutex);
+  const std::uint32_t nonce = ++impl.probe_nonce;
+  impl.probe_pending = nonce;
+  impl.probe_next = Clock::now();
+  impl.socket.Wake();
+  const bool answered =
+      impl.probe_changed.wait_for(lock, budget, [&] { return impl.probe_answered == nonce; });
+  impl.probe_pending.reset();
+  return answered;
+}
+
+void HotSender::Commit(std::uint32_t epoch) {
+  {
+    std::lock_guard lock(impl_->mutex);
+    impl_->Release(epoch);
+  }
+  impl_->socket.Wake();
+}
+
+std::optional<RetainedPush> HotSender::Retained(std::uint32_t epoch) const {
+  std::lock_guard lock(impl_->mutex);
+  for (const PushEpoch& push : impl_->epochs) {
+    if (push.epoch() == epoch && !push.released) return push.retained;
+  }
+  return std::nullopt;
+}
+
+std::vector<RetainedPush> HotSender::RetainedPushes() const {
+  std::lock_guard lock(impl_->mutex);
+  std::vector<RetainedPush> out;
+  for (const PushEpoch& push : impl_->epochs) {
+    if (!push.released) out.push_back(push.retained);
+  }
+  return out;
+}
+
+HotPathStatus HotSender::Pull(std::span<const hot::Key> keys, std::vector<float>* vals,
+                              std::vector<int>* lens, std::chrono::milliseconds timeout) {
+  Impl& impl = *impl_;
+  for (const hot::Key key : keys) {
+    if (!impl.hot_set->IsHot(key)) {
+      throw std::invalid_argument("hot pull: key " + std::to_string(key) +
+                                  " is not in the hot set");
+    }
+  }
+  std::unique_lock lock(impl.mutex);
+  const std::optional<std::uint32_t> target = impl.last_pushed;
+  const Clock::time_point waited_from = Clock::now();
+  const bool reached = impl.replica_changed.wait_for(
+      lock, timeout, [&] { return impl.stopping || impl.replica.Reached(keys, target); });
+  impl.counters.pull_wait_micros += static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - waited_from).count());
+  if (!reached) return HotPathStatus::kTimeout;
+  if (!impl.replica.Reached(keys, target)) return HotPathStatus::kShutdown;
+  vals->clear();
+  if (lens != nullptr) lens->clear();
+  impl.replica.Read(keys, vals, lens);
+  return HotPathStatus::kOk;
+}
+
+void HotSender::RepairReplica(std::uint32_t epoch, std::span<const hot::Key> keys,
+                              std::span<const float> vals) {
+  {
+    std::lock_guard lock(impl_->mutex);
+    impl_->counters.replica_values += impl_->replica.ApplyKeys(epoch, keys, vals).advanced;
+    if (const auto reached = impl_->replica.MinEpoch()) impl_->Release(*reached);
+  }
+  impl_->replica_changed.notify_all();
+  impl_->socket.Wake();
+}
+
+std::optional<std::uint32_t> HotSender::ReplicaEpoch() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->replica.MinEpoch();
+}
+
+HotSenderCounters HotSender::counters() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->counters;
+}
+
+}  // namespace libra::hotpath

@@ -1,0 +1,170 @@
+// The worker side of the hot path.
+//
+// HotSender takes the hot part of each push (keys of the installed hot set
+// and their float gradients), packs it layout-aware into DATA packets, sends
+// them to the switch with a window of outstanding packets, retransmits on
+// timeout, and finishes the epoch with a FIN once every DATA is ACKed. It
+// also receives the REPLICA packets the switch fans out from the servers'
+// UPDATEs and keeps a replica of the hot parameters, from which hot Pulls are
+// served. docs/hotpath.md describes the threads, timeouts and guarantees.
+//
+// Epochs: the e-th push of every worker is epoch e (DESIGN.md section 2).
+// Pushes must carry consecutive epochs. Epoch e's DATA starts only once
+// epoch e-1 is FIN-ACKed and epoch e-2 is released (its replica is complete
+// or the caller committed it), so no more than two epochs (the switch's two
+// banks) are ever in flight.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <future>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "hot/hot_set.h"
+#include "hotpath/node/hot_path_options.h"
+#include "wire/switch_job.h"
+
+namespace libra::hotpath {
+
+struct HotSenderOptions {
+  std::uint32_t job_id = 0;
+  std::uint16_t worker_id = 0;
+  UdpEndpoint switch_address;
+  // Where the sender's socket binds; port 0 lets the kernel choose. The
+  // switch admits packets by source address, so this is what the job lists.
+  UdpEndpoint local{0x7f000001, 0};
+  // The switch's dedup window W: seq s goes out only once every seq <= s - W
+  // is ACKed (docs/protocol.md). Also the most DATA packets outstanding.
+  std::uint32_t dedup_window = 64;
+  // Epochs pushed but not released (switch banks).
+  std::uint32_t max_epochs_in_flight = 2;
+  RetryPolicy retry;
+  // A replica epoch that has begun to arrive (some REPLICA of it came) but
+  // is still incomplete this long after its latest REPLICA is reported as a
+  // gap. Not shorter: a resent UPDATE makes up for a lost one within a few
+  // round trips, and a gap's repair moves all of a server's keys over ZeroMQ.
+  std::chrono::milliseconds replica_gap_timeout{500};
+  // The server that publishes each hot key (hot-set order), as the servers
+  // split them; empty: server 0 publishes all.
+  std::vector<std::uint16_t> key_owners;
+  // The first epoch the servers publish (every value; later epochs only the
+  // changed ones).
+  std::uint32_t first_epoch = 0;
+};
+
+// Epoch `epoch` of the replica lacks the values of `keys` (a lost REPLICA).
+// The integration re-requests them from the servers and calls RepairReplica.
+struct ReplicaGap {
+  std::uint32_t epoch = 0;
+  std::vector<hot::Key> keys;
+};
+
+struct HotSenderCounters {
+  std::uint64_t epochs_pushed = 0;
+  std::uint64_t epochs_acked = 0;  // FIN acknowledged
+  std::uint64_t epochs_failed = 0;
+  std::uint64_t data_packets = 0;  // first transmissions
+  std::uint64_t fin_packets = 0;
+  std::uint64_t retransmissions = 0;  // DATA and FIN resent
+  std::uint64_t timeouts = 0;         // timer expiries that caused resends
+  std::uint64_t packets_sent = 0;
+  std::uint64_t bytes_sent = 0;
+  std::uint64_t packets_received = 0;
+  std::uint64_t bytes_received = 0;
+  std::uint64_t acks = 0;
+  std::uint64_t duplicate_acks = 0;  // ACKs of packets already ACKed, or flagged DUPLICATE
+  std::uint64_t replica_packets = 0;
+  std::uint64_t replica_values = 0;  // cells that moved the replica forward
+  std::uint64_t replica_epochs = 0;  // (server, epoch) UPDATE streams completed
+  std::uint64_t stale_replica_values = 0;
+  std::uint64_t replica_gaps = 0;
+  std::uint64_t malformed_packets = 0;  // not a wire message (wire::Decode failed)
+  std::uint64_t ignored_packets = 0;    // another job or node, unexpected type or cell
+  std::uint64_t send_errors = 0;
+  // Where an epoch's time goes (microseconds, summed over epochs): from its
+  // first DATA to the ACK of its FIN, and waiting in Pull for the replica.
+  std::uint64_t data_micros = 0;
+  std::uint64_t pull_wait_micros = 0;
+};
+
+// One epoch's hot push as the sender keeps it until the epoch is committed
+// (switch-failure fallback and saturation resend it over ZeroMQ).
+struct RetainedPush {
+  std::uint32_t epoch = 0;
+  std::vector<hot::Key> keys;
+  std::vector<float> vals;
+  std::vector<int> lens;
+};
+
+class HotSender {
+ public:
+  using GapCallback = std::function<void(const ReplicaGap&)>;
+  using UnresponsiveCallback = std::function<void(std::uint32_t epoch)>;
+
+  // Binds the socket and starts the I/O thread. Throws std::invalid_argument
+  // on bad options, std::system_error when the socket cannot be bound.
+  HotSender(std::shared_ptr<const hot::HotSet> hot_set, HotSenderOptions options);
+  // Stops the I/O thread; unfinished pushes complete with kShutdown.
+  ~HotSender();
+  HotSender(const HotSender&) = delete;
+  HotSender& operator=(const HotSender&) = delete;
+
+  UdpEndpoint local() const;
+
+  // Called on the I/O thread; keep them short (hand work off).
+  void OnReplicaGap(GapCallback callback);
+  void OnSwitchUnresponsive(UnresponsiveCallback callback);
+
+  // Queues epoch `epoch`'s hot values: `keys` must be hot, `vals` their
+  // values key after key, `lens` each key's value count (must equal its
+  // value_len; empty means exactly that). Returns at once; the future
+  // resolves kOk once the switch ACKed the FIN, kSwitchUnresponsive when it
+  // stopped answering (this and every later push then fail at once), or
+  // kShutdown. Throws std::invalid_argument on a cold key, a length mismatch
+  // or an epoch that is not the previous one plus 1.
+  std::shared_future<HotPathStatus> Push(std::uint32_t epoch, std::span<const hot::Key> keys,
+                                         std::span<const float> vals,
+                                         std::span<const int> lens = {});
+
+  // The epochs up to and including `epoch` are applied by the servers: their
+  // values are dropped and their banks released. A complete replica of an
+  // epoch commits it too (servers publish only after applying).
+  void Commit(std::uint32_t epoch);
+
+  // Whether the switch answers a PROBE within `budget` (resent every 100 ms).
+  // Blocks; for a caller that has waited long for the switch and must tell
+  // a slow epoch from a dead switch.
+  bool ProbeSwitch(std::chrono::milliseconds budget);
+  // The values of an epoch not yet committed, if the sender still has them.
+  std::optional<RetainedPush> Retained(std::uint32_t epoch) const;
+  // Every pushed epoch not yet committed (whatever became of it on the
+  // switch), oldest first: what the fallback resends after a switch failure.
+  std::vector<RetainedPush> RetainedPushes() const;
+
+  // Copies the replica's values of hot `keys` once each of their cells has
+  // reached the epoch of the last push (or holds any value when nothing was
+  // pushed yet), waiting at most `timeout`. kTimeout leaves `vals` untouched.
+  // Throws std::invalid_argument on a cold key.
+  HotPathStatus Pull(std::span<const hot::Key> keys, std::vector<float>* vals,
+                     std::vector<int>* lens, std::chrono::milliseconds timeout);
+  // Installs values obtained another way (initial parameters, a gap
+  // re-requested from the servers) as the replica of `epoch`; cells that
+  // already hold a newer epoch keep theirs.
+  void RepairReplica(std::uint32_t epoch, std::span<const hot::Key> keys,
+                     std::span<const float> vals);
+  // The oldest epoch any hot cell of the replica holds; nullopt while some
+  // cell has never received a value.
+  std::optional<std::uint32_t> ReplicaEpoch() const;
+
+  HotSenderCounters counters() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace libra::hotpath

@@ -1,0 +1,230 @@
+// Unit tests of the hot path's control plane: the JOIN/INSTALL encoding (a
+// malformed body is rejected, never trusted) and the controller's choices.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "hotpath/controller/controller.h"
+#include "hotpath/messages/control_messages.h"
+#include "hot/placement.h"
+
+namespace ps::hotpath {
+namespace {
+
+JoinRequest SampleJoin() {
+  JoinRequest join;
+  join.role = JoinRequest::Role::kWorker;
+  join.rank = 3;
+  join.address = {0x7f000001, 4242};
+  join.max_abs_value = 2.5f;
+  join.counts = {{7, 1, 10, 0}, {9, 4, 3, 1}, {~0ull, 2, 1, 2}};
+  return join;
+}
+
+Install SampleInstall() {
+  std::vector<libra::hot::HotKey> keys = {{5, 1, 100}, {8, 3, 50}, {2, 2, 10}};
+  libra::hot::SwitchLayout layout{4, 16, 2};
+  Install install;
+  install.enabled = true;
+  install.job_id = 9;
+  install.first_epoch = 20;
+  install.num_workers = 4;
+  install.scale_bits = 18;
+  install.hot_set = std::make_shared<const libra::hot::HotSet>(
+      libra::hot::PlaceHotSet(keys, layout, libra::hot::HeatPlacement()));
+  install.owners = {0, 1, 0};
+  return install;
+}
+
+// Keys 5, 8 and 2: the controller's owners when it sent them, else the
+// server whose key range holds each key.
+TEST(HotPathMessages, HotKeyOwnersFollowTheControllerOrTheKeyRanges) {
+  const Install install = SampleInstall();
+  const std::vector<Range> ranges = {Range(0, 6), Range(6, 100)};
+  EXPECT_EQ(HotKeyOwners(*install.hot_set, install.owners, ranges),
+            (std::vector<uint32_t>{0, 1, 0}));
+  EXPECT_EQ(HotKeyOwners(*install.hot_set, {}, ranges), (std::vector<uint32_t>{0, 1, 0}));
+  EXPECT_EQ(HotKeyOwners(*install.hot_set, {}, {Range(0, 3), Range(3, 100)}),
+            (std::vector<uint32_t>{1, 1, 0}));
+}
+
+TEST(HotPathMessages, JoinRoundTrips) {
+  const JoinRequest join = SampleJoin();
+  const std::optional<JoinRequest> back = DecodeJoin(Encode(join));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->role, join.role);
+  EXPECT_EQ(back->rank, join.rank);
+  EXPECT_EQ(back->address, join.address);
+  EXPECT_EQ(back->max_abs_value, join.max_abs_value);
+  ASSERT_EQ(back->counts.size(), join.counts.size());
+  for (size_t i = 0; i < join.counts.size(); ++i) {
+    EXPECT_EQ(back->counts[i].key, join.counts[i].key);
+    EXPECT_EQ(back->counts[i].value_len, join.counts[i].value_len);
+    EXPECT_EQ(back->counts[i].updates, join.counts[i].updates);
+    EXPECT_EQ(back->counts[i].server, join.counts[i].server);
+  }
+}
+
+TEST(HotPathMessages, InstallRoundTripsTheHotSetAndItsPlacement) {
+  const Install install = SampleInstall();
+  const std::optional<Install> back = DecodeInstall(Encode(install));
+  ASSERT_TRUE(back);
+  EXPECT_TRUE(back->enabled);
+  EXPECT_EQ(back->job_id, 9u);
+  EXPECT_EQ(back->first_epoch, 20u);
+  EXPECT_EQ(back->num_workers, 4u);
+  EXPECT_EQ(back->scale_bits, 18);
+  EXPECT_EQ(back->owners, install.owners);
+  ASSERT_EQ(back->hot_set->size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(back->hot_set->keys()[i].key, install.hot_set->keys()[i].key);
+    EXPECT_EQ(back->hot_set->keys()[i].value_len, install.hot_set->keys()[i].value_len);
+  }
+  ASSERT_EQ(back->hot_set->num_values(), install.hot_set->num_values());
+  for (size_t i = 0; i < install.hot_set->num_values(); ++i) {
+    EXPECT_EQ(back->hot_set->cells()[i], install.hot_set->cells()[i]);
+  }
+}
+
+// Every node receives the INSTALL when the job starts, over its own link:
+// a whole-switch hot set of one-value keys with owners takes under 16 bytes
+// a key (random 64-bit keys take 8 of them), and comes back exactly.
+TEST(HotPathMessages, ALargeInstallIsCompactAndExact) {
+  std::vector<libra::hot::HotKey> keys;
+  std::mt19937_64 rng(7);
+  for (uint32_t k = 0; k < 40000; ++k) keys.push_back({rng(), 1, 1 + rng() % 50});
+  Install install;
+  install.enabled = true;
+  install.hot_set = std::make_shared<const libra::hot::HotSet>(libra::hot::PlaceHotSet(
+      keys, libra::hot::SwitchLayout{32, 4096, 2}, libra::hot::HeatPlacement()));
+  for (uint32_t k = 0; k < 40000; ++k) install.owners.push_back(k % 3);
+  const std::string body = Encode(install);
+  EXPECT_LT(body.size(), 16u * keys.size());  // 32 with fixed-width fields
+  const std::optional<Install> back = DecodeInstall(body);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->owners, install.owners);
+  ASSERT_EQ(back->hot_set->size(), keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    EXPECT_EQ(back->hot_set->keys()[i].key, install.hot_set->keys()[i].key);
+    EXPECT_EQ(back->hot_set->keys()[i].frequency, install.hot_set->keys()[i].frequency);
+  }
+  for (size_t i = 0; i < keys.size(); ++i) {
+    EXPECT_EQ(back->hot_set->cells()[i], install.hot_set->cells()[i]);
+  }
+  EXPECT_EQ(Encode(*back), body);
+}
+
+// A varint longer than it needs to be would decode to a body that encodes
+// differently: refused, like one that runs past 64 bits.
+TEST(HotPathMessages, InstallVarintsMustBeShortestAndFitSixtyFourBits) {
+  const std::string body = Encode(SampleInstall());
+  // The owners are the last three varints (0, 1, 0): stretch the last one.
+  std::string overlong = body;
+  overlong.back() = static_cast<char>(0x80);
+  overlong.push_back(0);
+  EXPECT_FALSE(DecodeInstall(overlong));
+  std::string too_wide = body.substr(0, body.size() - 1) + std::string(9, '\xff') + "\x02";
+  EXPECT_FALSE(DecodeInstall(too_wide));
+  EXPECT_TRUE(DecodeInstall(body));
+}
+
+TEST(HotPathMessages, ADisabledInstallCarriesItsReason) {
+  Install install;
+  install.reason = "no switch";
+  const std::optional<Install> back = DecodeInstall(Encode(install));
+  ASSERT_TRUE(back);
+  EXPECT_FALSE(back->enabled);
+  EXPECT_EQ(back->reason, "no switch");
+}
+
+TEST(HotPathMessages, EveryTruncationAndTrailingByteIsRejected) {
+  const std::string join = Encode(SampleJoin());
+  const std::string install = Encode(SampleInstall());
+  for (size_t n = 0; n < join.size(); ++n) EXPECT_FALSE(DecodeJoin(join.substr(0, n))) << n;
+  for (size_t n = 0; n < install.size(); ++n) {
+    EXPECT_FALSE(DecodeInstall(install.substr(0, n))) << n;
+  }
+  EXPECT_FALSE(DecodeJoin(join + "x"));
+  EXPECT_FALSE(DecodeInstall(install + "x"));
+}
+
+// The switch-failure messages: what a node reports, a worker's hot values
+// for a server, and the epoch the hot path resumes at.
+TEST(HotPathMessages, SwitchFailureMessagesRoundTripAndRejectEveryTruncation) {
+  const SwitchDown down{2, 40, "the switch did not take epoch 40"};
+  FallbackPush push;
+  push.epoch = 41;
+  push.worker = 3;
+  push.keys = {5, 9};
+  push.vals = {0.5f, -1.0f, 2.0f};
+  const Resume resume{3, 0x30001, 57};
+
+  const std::optional<SwitchDown> down_back = DecodeSwitchDown(Encode(down));
+  ASSERT_TRUE(down_back);
+  EXPECT_EQ(down_back->generation, 2u);
+  EXPECT_EQ(down_back->epoch, 40u);
+  EXPECT_EQ(down_back->reason, down.reason);
+  const std::optional<FallbackPush> push_back = DecodeFallbackPush(Encode(push));
+  ASSERT_TRUE(push_back);
+  EXPECT_EQ(push_back->epoch, 41u);
+  EXPECT_EQ(push_back->worker, 3u);
+  EXPECT_EQ(push_back->keys, push.keys);
+  EXPECT_EQ(push_back->vals, push.vals);
+  const std::optional<Resume> resume_back = DecodeResume(Encode(resume));
+  ASSERT_TRUE(resume_back);
+  EXPECT_EQ(resume_back->generation, 3u);
+  EXPECT_EQ(resume_back->job_id, 0x30001u);
+  EXPECT_EQ(resume_back->first_epoch, 57u);
+
+  const std::string down_body = Encode(down), push_body = Encode(push),
+                    resume_body = Encode(resume);
+  for (size_t n = 0; n < down_body.size(); ++n)
+    EXPECT_FALSE(DecodeSwitchDown(down_body.substr(0, n)));
+  for (size_t n = 0; n < push_body.size(); ++n) {
+    EXPECT_FALSE(DecodeFallbackPush(push_body.substr(0, n))) << n;
+  }
+  for (size_t n = 0; n < resume_body.size(); ++n)
+    EXPECT_FALSE(DecodeResume(resume_body.substr(0, n)));
+  EXPECT_FALSE(DecodeSwitchDown(down_body + "x"));
+  EXPECT_FALSE(DecodeFallbackPush(push_body + "x"));
+  EXPECT_FALSE(DecodeResume(resume_body + "x"));
+}
+
+TEST(HotPathMessages, AnInconsistentPlacementIsRejected) {
+  std::string body = Encode(SampleInstall());
+  // The last cell (before the owner list) points to array 0, index 0 like
+  // another value: two values in one cell.
+  const size_t owners_bytes = 8 + 3 * 4;
+  const size_t last_cell = body.size() - owners_bytes - 8;
+  const size_t first_cell = last_cell - 8 * (SampleInstall().hot_set->num_values() - 1);
+  body.replace(last_cell, 8, body.substr(first_cell, 8));
+  EXPECT_FALSE(DecodeInstall(body));
+}
+
+TEST(HotPathMessages, ALayoutNoSwitchHoldsIsRejectedBeforeAllocatingIt) {
+  // Found by fuzz_hotpath_messages: cells_per_array 2^25 made HotSet
+  // allocate an owner table of gigabytes.
+  const Install install = SampleInstall();
+  std::string body = Encode(install);
+  const size_t cells_per_array = 1 + 4 + install.reason.size() + 4 * 4 + 4;
+  const uint32_t huge = 1u << 25;
+  body.replace(cells_per_array, 4, reinterpret_cast<const char*>(&huge), 4);
+  EXPECT_FALSE(DecodeInstall(body));
+}
+
+TEST(HotPathController, ScaleLeavesHeadroomForEveryWorkersSum) {
+  for (uint32_t workers : {1u, 4u, 64u}) {
+    for (float max_abs : {1e-3f, 0.5f, 7.0f, 3000.0f}) {
+      const int f = Controller::ChooseScaleBits(workers, max_abs);
+      EXPECT_GE(f, 0);
+      EXPECT_LE(f, 24);
+      if (f > 0) {
+        EXPECT_LE(double(workers) * max_abs * std::ldexp(1.0, f) * 16, 2147483648.0);
+      }
+    }
+  }
+  EXPECT_EQ(Controller::ChooseScaleBits(4, 0.0f), 16);  // nothing seen
+}
+
+}  // namespace
+}  // namespace ps::hotpath

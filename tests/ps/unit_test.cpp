@@ -1,0 +1,190 @@
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "ps/allocator_tuning.h"
+#include "ps/message_codec.h"
+#include "ps/internal/env.h"
+#include "ps/sarray.h"
+
+namespace ps {
+namespace {
+
+TEST(SArray, CopiesShareMemory) {
+  SArray<int> a(std::vector<int>{1, 2, 3});
+  SArray<int> b = a;
+  b[0] = 10;
+  EXPECT_EQ(a[0], 10);
+  EXPECT_EQ(a.ptr().use_count(), 2);
+  SArray<int> c;
+  c.CopyFrom(a);
+  c[1] = 20;
+  EXPECT_EQ(a[1], 2);
+}
+
+TEST(SArray, SegmentIsAViewThatKeepsTheMemory) {
+  SArray<int> seg;
+  {
+    SArray<int> a{0, 1, 2, 3, 4, 5};
+    seg = a.segment(2, 5);
+  }
+  ASSERT_EQ(seg.size(), 3u);
+  EXPECT_EQ(seg[0], 2);
+  EXPECT_EQ(seg.back(), 4);
+}
+
+TEST(SArray, ReinterpretsBytesWithoutCopy) {
+  SArray<float> f{1.0f, 2.0f};
+  SArray<char> bytes(f);
+  EXPECT_EQ(bytes.size(), 2 * sizeof(float));
+  EXPECT_EQ(static_cast<void*>(bytes.data()), static_cast<void*>(f.data()));
+  SArray<float> back(bytes);
+  EXPECT_EQ(back[1], 2.0f);
+  SArray<char> odd(std::vector<char>{1, 2, 3});
+  EXPECT_THROW(SArray<float>{odd}, Error);
+}
+
+TEST(SArray, GrowsAndAppends) {
+  SArray<int> a;
+  for (int i = 0; i < 100; ++i) a.push_back(i);
+  a.append(SArray<int>{100, 101});
+  EXPECT_EQ(a.size(), 102u);
+  EXPECT_EQ(a.back(), 101);
+  a.resize(3);
+  EXPECT_EQ(a.size(), 3u);
+  a.resize(5, 7);
+  EXPECT_EQ(a[4], 7);
+}
+
+TEST(SArray, FindRange) {
+  SArray<uint64_t> keys{1, 3, 5, 7, 9};
+  Range r = FindRange<uint64_t>(keys, 3, 8);
+  EXPECT_EQ(r.begin(), 1u);
+  EXPECT_EQ(r.end(), 4u);
+}
+
+TEST(MessageCodec, RoundTrip) {
+  Meta meta;
+  meta.head = 3;
+  meta.app_id = 1;
+  meta.customer_id = 2;
+  meta.timestamp = 77;
+  meta.sender = 9;
+  meta.recver = 8;
+  meta.request = true;
+  meta.pull = true;
+  meta.num_merged = 4;
+  meta.body = "hello";
+  meta.data_type = {DataType::kUInt64, DataType::kFloat};
+  meta.control.cmd = Control::ADD_NODE;
+  Node n;
+  n.role = Node::WORKER;
+  n.id = 9;
+  n.hostname = "127.0.0.1";
+  n.port = 1234;
+  meta.control.node.push_back(n);
+
+  std::string bytes = EncodeMeta(meta);
+  Meta out;
+  ASSERT_TRUE(DecodeMeta(bytes.data(), bytes.size(), &out));
+  EXPECT_EQ(out.head, 3);
+  EXPECT_EQ(out.timestamp, 77);
+  EXPECT_TRUE(out.request);
+  EXPECT_FALSE(out.push);
+  EXPECT_TRUE(out.pull);
+  EXPECT_EQ(out.num_merged, 4);
+  EXPECT_EQ(out.body, "hello");
+  ASSERT_EQ(out.data_type.size(), 2u);
+  EXPECT_EQ(out.data_type[1], DataType::kFloat);
+  ASSERT_EQ(out.control.node.size(), 1u);
+  EXPECT_EQ(out.control.node[0].hostname, "127.0.0.1");
+  EXPECT_EQ(out.control.node[0].port, 1234);
+}
+
+TEST(MessageCodec, RejectsEveryTruncationAndBadMagic) {
+  Meta meta;
+  meta.body = "abc";
+  meta.control.cmd = Control::ADD_NODE;
+  meta.control.node.resize(2);
+  std::string bytes = EncodeMeta(meta);
+  Meta out;
+  for (size_t len = 0; len < bytes.size(); ++len) {
+    EXPECT_FALSE(DecodeMeta(bytes.data(), len, &out)) << len;
+  }
+  std::string extra = bytes + "x";
+  EXPECT_FALSE(DecodeMeta(extra.data(), extra.size(), &out));
+  std::string bad = bytes;
+  bad[0] ^= 1;
+  EXPECT_FALSE(DecodeMeta(bad.data(), bad.size(), &out));
+  std::string bad_cmd = bytes;
+  bad_cmd[4 + 7 * 4] = 99;  // control command out of range
+  EXPECT_FALSE(DecodeMeta(bad_cmd.data(), bad_cmd.size(), &out));
+}
+
+TEST(Environment, ErrorsNameTheVariable) {
+  Environment* env = Environment::Get();
+  env->set("LIBRA_TEST_INT", "12x");
+  try {
+    env->RequiredInt("LIBRA_TEST_INT", 0, 100);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("LIBRA_TEST_INT"), std::string::npos);
+  }
+  try {
+    env->RequiredString("LIBRA_TEST_SURELY_UNSET");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("LIBRA_TEST_SURELY_UNSET"), std::string::npos);
+  }
+  env->set("LIBRA_TEST_INT", "42");
+  EXPECT_EQ(env->RequiredInt("LIBRA_TEST_INT", 0, 100), 42);
+  EXPECT_EQ(env->IntOr("LIBRA_TEST_SURELY_UNSET", 5, 0, 10), 5);
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+TEST(AllocatorTuning, DoesNothingUnderTheSanitizersAllocator) {
+  EXPECT_FALSE(TuneAllocatorForLargeMessages());
+}
+#else
+// Minor page faults taken while filling a fresh `bytes`-byte block, after
+// one block of that size was filled and freed.
+long FaultsRefillingAFreedBlock(size_t bytes) {
+  auto fill = [bytes]() {
+    rusage before{}, after{};
+    getrusage(RUSAGE_SELF, &before);
+    char* block = static_cast<char*>(std::malloc(bytes));
+    std::memset(block, 1, bytes);
+    asm volatile("" : : "r"(block) : "memory");  // keep the fill
+    std::free(block);
+    getrusage(RUSAGE_SELF, &after);
+    return after.ru_minflt - before.ru_minflt;
+  };
+  fill();
+  return fill();
+}
+
+// In a child process: the tuning is for the whole process and stays.
+TEST(AllocatorTuning, ALargeFreedBlockIsReusedWithoutPageFaults) {
+  EXPECT_EXIT(
+      {
+        if (!TuneAllocatorForLargeMessages()) std::_Exit(2);
+        const long faults = FaultsRefillingAFreedBlock(96 << 20);  // 24,576 pages of 4 KiB
+        std::_Exit(faults < 256 ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+#endif
+
+TEST(AllocatorTuning, IsSwitchedOffByTheEnvironment) {
+  EXPECT_EXIT(
+      {
+        Environment::Get()->set("LIBRA_MALLOC_TUNING", "0");
+        std::_Exit(TuneAllocatorForLargeMessages() ? 1 : 0);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+}  // namespace
+}  // namespace ps
