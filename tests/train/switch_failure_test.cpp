@@ -1,4 +1,4 @@
-// `libra train` through a switchd that fails (DESIGN.md section 2, "Switch
+// `libra train` through a switchd that fails (docs/design.md section 2, "Switch
 // failure"), with real processes on loopback. The switch kills itself when
 // the first DATA of a chosen epoch arrives (`switchd --die-at-epoch`), in
 // the middle of that epoch; the job must notice, let the servers sum the hot

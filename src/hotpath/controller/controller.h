@@ -6,7 +6,7 @@
 // parameter server: Libra never stops a job that PS-lite would run.
 //
 // When a node reports the switch down, the controller tells every node to
-// fall back (the servers sum the hot keys, DESIGN.md section 2) and probes
+// fall back (the servers sum the hot keys, docs/design.md section 2) and probes
 // the switch's control port. Once it answers, the controller asks the
 // workers for their next epoch (they hold pushes from there), installs the
 // job again under a new job id (so nothing of the failed incarnation can

@@ -60,7 +60,7 @@ class HotPathNode {
   // is), with the address this server announced.
   void OnServerInstall(std::function<void(const Install&, libra::UdpEndpoint)> on_install);
 
-  // What the bridges do when the switch fails or returns (DESIGN.md section
+  // What the bridges do when the switch fails or returns (docs/design.md section
   // 2): set by the worker and server bridges; each runs on the control
   // plane's receive thread, so it must not block.
   struct SwitchEvents {

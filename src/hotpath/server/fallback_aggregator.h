@@ -1,4 +1,4 @@
-// A server's stand-in for the switch while the switch is down (DESIGN.md
+// A server's stand-in for the switch while the switch is down (docs/design.md
 // section 2, "Switch failure"): the workers send each epoch's hot values to
 // the servers over ZeroMQ, and FallbackAggregator sums one server's share
 // of them exactly as the switch would have. Each value goes through the

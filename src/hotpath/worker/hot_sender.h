@@ -8,7 +8,7 @@
 // UPDATEs and keeps a replica of the hot parameters, from which hot Pulls are
 // served. docs/hotpath.md describes the threads, timeouts and guarantees.
 //
-// Epochs: the e-th push of every worker is epoch e (DESIGN.md section 2).
+// Epochs: the e-th push of every worker is epoch e (docs/design.md section 2).
 // Pushes must carry consecutive epochs. Epoch e's DATA starts only once
 // epoch e-1 is FIN-ACKed and epoch e-2 is released (its replica is complete
 // or the caller committed it), so no more than two epochs (the switch's two
