@@ -10,9 +10,9 @@
 #include <random>
 #include <vector>
 
-#include "hot/update_counter.h"
 #include "hot/packing.h"
 #include "hot/placement.h"
+#include "hot/update_counter.h"
 
 namespace libra::hot {
 namespace {

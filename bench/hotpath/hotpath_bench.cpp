@@ -5,9 +5,9 @@
 
 #include <random>
 
+#include "hot/placement.h"
 #include "hotpath/messages/hot_packets.h"
 #include "hotpath/worker/hot_replica.h"
-#include "hot/placement.h"
 
 namespace libra::hotpath {
 namespace {

@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <string>
 
-#include "train/batch.h"
 #include "data/dataset.h"
+#include "train/batch.h"
 #include "train/local_trainer.h"
 #include "train/synthetic_data.h"
 

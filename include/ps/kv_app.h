@@ -25,8 +25,7 @@
 #include <vector>
 
 #include "ps/base.h"
-#include "ps/internal/hotpath_server.h"
-#include "ps/internal/hotpath_worker.h"
+#include "ps/internal/hot_path_hooks.h"
 #include "ps/simple_app.h"
 
 namespace ps {
@@ -73,8 +72,8 @@ class KVWorker : public SimpleApp {
     // Libra: the hot path serves the first float worker of app 0 (docs/hotpath.md).
     if constexpr (std::is_same_v<Val, float>) {
       if (app_id == 0 && customer_id == 0) {
-        hot_ =
-            hotpath::WorkerPath::Create([this](const SArray<Key>& keys) { return ServerOf(keys); });
+        hot_ = hot_path_hooks::CreateWorker(
+            [this](const SArray<Key>& keys) { return ServerOf(keys); });
       }
     }
   }
@@ -272,8 +271,8 @@ class KVWorker : public SimpleApp {
       std::lock_guard<std::mutex> lock(mu_);
       hot_unit_left_[ts] = 2;
     }
-    hotpath::WorkerPath::Parts cold;
-    auto done = [this, ts, pull](hotpath::WorkerPath::Parts hot) {
+    WorkerHotPath::Parts cold;
+    auto done = [this, ts, pull](WorkerHotPath::Parts hot) {
       if (pull) {
         std::lock_guard<std::mutex> lock(mu_);
         hot_values_[ts] = KVPairs<Val>{hot.keys, hot.vals, hot.lens};
@@ -491,7 +490,7 @@ class KVWorker : public SimpleApp {
   std::unordered_map<int, int> parts_left_;  // by timestamp: parts not done yet
   // Libra's hot path (nullptr when off): the hot part of each request, and
   // the values a hot pull read from the replica.
-  std::unique_ptr<hotpath::WorkerPath> hot_;
+  std::unique_ptr<WorkerHotPath> hot_;
   std::unordered_map<int, int> hot_unit_left_;
   std::unordered_map<int, KVPairs<Val>> hot_values_;
 };
@@ -507,7 +506,7 @@ class KVServer : public SimpleApp {
     // Libra: the hot path delivers the switch's sums to the float server of app 0.
     if constexpr (std::is_same_v<Val, float>) {
       if (app_id == 0) {
-        hot_ = hotpath::ServerPath::Create([this](const hotpath::ServerPath::Request& r) {
+        hot_ = hot_path_hooks::CreateServer([this](const ServerHotPath::Request& r) {
           KVMeta meta;
           meta.cmd = 0;
           meta.push = r.push;
@@ -622,7 +621,7 @@ class KVServer : public SimpleApp {
   // Keys of pull requests not answered yet, by (sender, customer, timestamp).
   std::mutex pull_keys_mu_;
   std::map<std::tuple<int, int, int>, SArray<Key>> pull_keys_;
-  std::unique_ptr<hotpath::ServerPath> hot_;  // Libra's hot path, nullptr when off
+  std::unique_ptr<ServerHotPath> hot_;  // Libra's hot path, nullptr when off
 };
 
 // Sums pushed values per key and answers pulls with the sums. One value per key.

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "hotpath/messages/hot_packets.h"
 #include "hot/placement.h"
+#include "hotpath/messages/hot_packets.h"
 
 namespace libra::hotpath {
 namespace {

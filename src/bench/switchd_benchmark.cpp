@@ -126,7 +126,7 @@ SwitchdBenchmarkResult RunSwitchdBenchmark(const SwitchdBenchmarkOptions& option
   job.servers.push_back({0x7f000001, 9});
   job.cells_per_array = options.cells_per_array;
   job.slots_per_packet = options.slots_per_packet;
-  ControlClient control(daemon.control_endpoint());
+  hotpath::SwitchControlClient control(daemon.control_endpoint());
   SwitchdBenchmarkResult result;
   try {
     control.InstallJob(job);

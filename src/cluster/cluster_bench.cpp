@@ -19,11 +19,10 @@
 
 #include "cluster/netns_cluster.h"
 #include "cluster/speedup_bound.h"
-#include "launch/launcher.h"
+#include "data/dataset.h"
 #include "hot/hot_set.h"
 #include "hot/hot_switch_layout.h"
-#include "wire/pipeline_profile.h"
-#include "data/dataset.h"
+#include "launch/launcher.h"
 #include "train/job_plan.h"
 #include "train/libra_options.h"
 #include "train/local_switchd.h"
@@ -32,6 +31,7 @@
 #include "train/synthetic_data.h"
 #include "train/train_job.h"
 #include "train/training_hot_set.h"
+#include "wire/pipeline_profile.h"
 
 namespace libra::cluster {
 namespace {

@@ -12,12 +12,12 @@
 #include <cstdint>
 #include <span>
 
-#include "wire/fixed_point.h"
-#include "wire/switch_job.h"
-#include "wire/wire.h"
 #include "dataplane/pipeline_state.h"
 #include "dataplane/register_array.h"
 #include "dataplane/slot_loops.h"
+#include "wire/fixed_point.h"
+#include "wire/switch_job.h"
+#include "wire/wire.h"
 
 namespace libra::dataplane {
 

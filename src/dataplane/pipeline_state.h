@@ -7,12 +7,12 @@
 #include <optional>
 
 #include "dataplane/counters.h"
-#include "wire/fixed_point.h"
-#include "wire/pipeline_profile.h"
-#include "wire/switch_job.h"
 #include "dataplane/peer_table.h"
 #include "dataplane/register_array.h"
 #include "dataplane/register_array_group.h"
+#include "wire/fixed_point.h"
+#include "wire/pipeline_profile.h"
+#include "wire/switch_job.h"
 
 namespace libra::dataplane {
 

@@ -8,11 +8,11 @@
 #include <string>
 
 #include "dataplane/counters.h"
-#include "wire/pipeline_profile.h"
-#include "wire/switch_job.h"
 #include "dataplane/output_batch.h"
 #include "dataplane/packet_context.h"
 #include "dataplane/pipeline_state.h"
+#include "wire/pipeline_profile.h"
+#include "wire/switch_job.h"
 
 namespace libra::dataplane {
 

@@ -12,8 +12,8 @@
 #include <array>
 #include <cstdint>
 
-#include "wire/fixed_point.h"
 #include "dataplane/register_array.h"
+#include "wire/fixed_point.h"
 
 namespace libra::dataplane {
 

@@ -1,3 +1,5 @@
+#include "hot/file_sample.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,7 +13,6 @@
 #include <string_view>
 #include <vector>
 
-#include "hot/file_sample.h"
 #include "data/dataset.h"
 #include "data/text_parsers.h"
 

@@ -23,9 +23,9 @@
 #include <string>
 #include <vector>
 
-#include "hot/update_counter.h"
 #include "hot/hot_set.h"
 #include "hot/packing.h"
+#include "hot/update_counter.h"
 
 namespace libra::hot {
 
@@ -67,8 +67,8 @@ struct ProfileOptions {
   // workers, estimated from the sample): a hot cell costs the hot path a
   // fixed amount every epoch, which only keys aggregated often repay.
   double min_pushes_per_epoch = 0;
-  uint32_t value_len = 1;       // values per key (embedding dimension; 1 for LR)
-  uint32_t batch_size = 1000;   // rows per worker per epoch
+  uint32_t value_len = 1;      // values per key (embedding dimension; 1 for LR)
+  uint32_t batch_size = 1000;  // rows per worker per epoch
   uint32_t workers = 4;
   uint64_t seed = 1;  // picks the sampled epochs
   size_t counter_memory_budget = UpdateCounter::kDefaultMemoryBudget;

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "hot/update_counter.h"
 #include "hot/hot_key_table.h"
+#include "hot/update_counter.h"
 
 namespace libra::hot {
 

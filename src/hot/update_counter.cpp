@@ -1,8 +1,9 @@
+#include "hot/update_counter.h"
+
 #include <algorithm>
 #include <stdexcept>
 
 #include "hot/space_saving_sketch.h"
-#include "hot/update_counter.h"
 
 namespace libra::hot {
 namespace {

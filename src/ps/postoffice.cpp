@@ -4,8 +4,8 @@
 #include <chrono>
 
 #include "ps/allocator_tuning.h"
-#include "hotpath/node/hot_path_node.h"
 #include "ps/internal/env.h"
+#include "ps/internal/hot_path_hooks.h"
 
 namespace ps {
 
@@ -62,7 +62,7 @@ void Postoffice::Start(int customer_id, const char* /*argv0*/, bool do_barrier) 
       van_ = std::make_unique<Van>(CreateTransport(type ? type : "zmq", local));
       van_->Start();
       van_started_ = true;
-      ps::hotpath::HotPathNode::Get()->Start();
+      hot_path_hooks::OnStart();
     }
     ++started_customers_;
   }
@@ -71,11 +71,11 @@ void Postoffice::Start(int customer_id, const char* /*argv0*/, bool do_barrier) 
 
 void Postoffice::Finalize(int customer_id, bool do_barrier) {
   // Libra: a worker waits until the servers applied all it pushed.
-  if (customer_id == 0) ps::hotpath::HotPathNode::Get()->BeforeFinalBarrier();
+  if (customer_id == 0) hot_path_hooks::BeforeFinalBarrier();
   if (do_barrier) Barrier(customer_id, kWorkerGroup + kServerGroup + kScheduler);
   if (customer_id == 0) {
     if (exit_callback_) exit_callback_();
-    ps::hotpath::HotPathNode::Get()->Stop();
+    hot_path_hooks::OnFinalize();
     van_->Stop();
   }
 }

@@ -5,9 +5,9 @@
 #include <cstdlib>
 #include <iostream>
 
-#include "ps/network_utils.h"
 #include "ps/internal/env.h"
 #include "ps/internal/postoffice.h"
+#include "ps/network_utils.h"
 
 namespace ps {
 

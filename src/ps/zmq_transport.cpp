@@ -4,8 +4,8 @@
 #include <cstring>
 #include <string>
 
-#include "ps/message_codec.h"
 #include "ps/internal/logging.h"
+#include "ps/message_codec.h"
 
 namespace ps {
 

@@ -4,7 +4,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "ps/internal/hotpath_server.h"
+#include "hotpath/hot_path.h"
 #include "ps/ps.h"
 #include "train/checkpoint.h"
 
@@ -112,7 +112,7 @@ std::string CheckpointCoordinator::ServerSave(uint64_t iteration) {
   // The hot keys of iteration i come through the switch as epoch i - 1 and
   // may be applied after worker 0's push returned; epoch i cannot be (it
   // needs worker 0's next push).
-  if (iteration > 0) ps::hotpath::WaitUntilHotApplied(static_cast<uint32_t>(iteration - 1));
+  if (iteration > 0) libra::hotpath::WaitUntilHotApplied(static_cast<uint32_t>(iteration - 1));
   ShardCheckpoint c = store_->Snapshot();
   // Worker 0 asks only between its pushes, so the round count must agree.
   if (c.iteration != iteration) {

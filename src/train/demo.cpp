@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "hot/hot_profiler.h"
 #include "data/dataset.h"
+#include "hot/hot_profiler.h"
 #include "train/job_plan.h"
 #include "train/plot_script.h"
 #include "train/synthetic_data.h"

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "hotpath/node/node_report.h"
+#include "hotpath/hot_path.h"
 #include "ps/ps.h"
 
 namespace libra::train {

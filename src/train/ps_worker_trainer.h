@@ -10,9 +10,9 @@
 #include <memory>
 #include <vector>
 
+#include "data/dataset.h"
 #include "ps/kv_app.h"
 #include "train/batch.h"
-#include "data/dataset.h"
 #include "train/local_trainer.h"
 #include "train/model.h"
 

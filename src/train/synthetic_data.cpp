@@ -11,8 +11,8 @@
 #include <stdexcept>
 #include <thread>
 
-#include "train/random.h"
 #include "data/text_parsers.h"
+#include "train/random.h"
 
 namespace libra::train {
 namespace {

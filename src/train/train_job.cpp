@@ -12,19 +12,19 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "launch/launcher.h"
+#include "data/dataset.h"
+#include "data/text_parsers.h"
 #include "hotpath/controller/switch_control_client.h"
-#include "ps/internal/hotpath_worker.h"
+#include "hotpath/hot_path.h"
+#include "launch/launcher.h"
 #include "ps/ps.h"
 #include "train/checkpoint.h"
 #include "train/checkpoint_coordinator.h"
-#include "data/dataset.h"
 #include "train/job_plan.h"
 #include "train/local_switchd.h"
 #include "train/node_reporter.h"
 #include "train/ps_worker_trainer.h"
 #include "train/sync_optimizer_server.h"
-#include "data/text_parsers.h"
 #include "train/train_report.h"
 
 namespace libra::train {
@@ -248,7 +248,7 @@ int RunWorker(const TrainJobConfig& config, const ModelConfig& model_config, Nod
   const uint64_t total_iterations = plan.iterations_per_epoch * config.epochs;
   const uint64_t resumed = checkpoints->AgreeOnStart();
   // One push per iteration: the hot path's epochs go on from the resumed one.
-  ps::hotpath::ResumeAtEpoch(static_cast<uint32_t>(resumed));
+  libra::hotpath::ResumeAtEpoch(static_cast<uint32_t>(resumed));
   if (resumed >= total_iterations && resumed > 0) {
     throw CheckpointError("the checkpoint is at iteration " + std::to_string(resumed) +
                           ", but this job has only " + std::to_string(total_iterations));
@@ -370,7 +370,7 @@ void AddSwitchCounters(const std::string& path, const std::string& control) {
     return;
   }
   try {
-    json counters = switchd::ControlClient(control).Counters();
+    json counters = hotpath::SwitchControlClient(control).Counters();
     counters.erase("ok");
     counters["control"] = control;
     report["switch"] = counters;

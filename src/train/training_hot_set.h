@@ -12,9 +12,9 @@
 #include <utility>
 #include <vector>
 
+#include "data/dataset.h"
 #include "hot/hot_profiler.h"
 #include "hot/hot_set.h"
-#include "data/dataset.h"
 #include "train/model.h"
 
 namespace libra::train {

@@ -1,7 +1,7 @@
+#include "wire/fixed_point.h"
+
 #include <stdexcept>
 #include <string>
-
-#include "wire/fixed_point.h"
 
 namespace libra::dataplane {
 namespace {

@@ -12,8 +12,8 @@
 #include <cstdlib>
 #include <vector>
 
-#include "fuzz_temp_file.h"
 #include "data/dataset_cache.h"
+#include "fuzz_temp_file.h"
 
 namespace {
 

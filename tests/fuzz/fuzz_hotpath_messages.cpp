@@ -21,7 +21,7 @@
 
 namespace {
 
-using namespace ps::hotpath;
+using namespace libra::hotpath;
 
 void Check(bool ok) {
   if (!ok) std::abort();

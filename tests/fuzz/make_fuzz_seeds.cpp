@@ -15,16 +15,16 @@
 #include <utility>
 #include <vector>
 
-#include "fuzz_hot_fixture.h"
-#include "fuzz_records.h"
-#include "hotpath/messages/hot_packets.h"
-#include "hotpath/messages/control_messages.h"
-#include "hot/hot_set.h"
-#include "wire/switch_job.h"
-#include "wire/wire.h"
-#include "ps/message_codec.h"
 #include "data/dataset_cache.h"
 #include "data/text_parsers.h"
+#include "fuzz_hot_fixture.h"
+#include "fuzz_records.h"
+#include "hot/hot_set.h"
+#include "hotpath/messages/control_messages.h"
+#include "hotpath/messages/hot_packets.h"
+#include "ps/message_codec.h"
+#include "wire/switch_job.h"
+#include "wire/wire.h"
 
 namespace {
 
@@ -443,13 +443,13 @@ void CodecSeeds() {
 }
 
 void ControlMessageSeeds() {
-  ps::hotpath::JoinRequest join;
+  libra::hotpath::JoinRequest join;
   join.rank = 2;
   join.address = {0x7f000001, 4000};
   join.max_abs_value = 3.5f;
   join.counts = {{10, 1, 99, 0}, {11, 2, 50, 1}};
-  Save("hotpath_messages", "join", std::string(1, '\0') + ps::hotpath::Encode(join));
-  ps::hotpath::Install install;
+  Save("hotpath_messages", "join", std::string(1, '\0') + libra::hotpath::Encode(join));
+  libra::hotpath::Install install;
   install.enabled = true;
   install.job_id = 7;
   install.first_epoch = 3;
@@ -457,22 +457,23 @@ void ControlMessageSeeds() {
   install.scale_bits = 16;
   install.hot_set = fuzz::FuzzHotSet();
   install.owners = {0, 1, 0, 1, 0};
-  Save("hotpath_messages", "install", "\x01" + ps::hotpath::Encode(install));
+  Save("hotpath_messages", "install", "\x01" + libra::hotpath::Encode(install));
   install.owners.clear();
-  Save("hotpath_messages", "install_no_owners", "\x01" + ps::hotpath::Encode(install));
-  ps::hotpath::Install plain;
+  Save("hotpath_messages", "install_no_owners", "\x01" + libra::hotpath::Encode(install));
+  libra::hotpath::Install plain;
   plain.reason = "no key is hot enough";
-  Save("hotpath_messages", "install_disabled", "\x01" + ps::hotpath::Encode(plain));
-  ps::hotpath::Repair repair;
+  Save("hotpath_messages", "install_disabled", "\x01" + libra::hotpath::Encode(plain));
+  libra::hotpath::Repair repair;
   repair.epoch = 5;
   repair.keys = {10, 13};
   repair.vals = {1, 4, 5, 6};
-  Save("hotpath_messages", "repair", "\x02" + ps::hotpath::Encode(repair));
-  Save("hotpath_messages", "repair_empty", "\x02" + ps::hotpath::Encode(ps::hotpath::Repair{}));
+  Save("hotpath_messages", "repair", "\x02" + libra::hotpath::Encode(repair));
+  Save("hotpath_messages", "repair_empty",
+       "\x02" + libra::hotpath::Encode(libra::hotpath::Repair{}));
   Save("hotpath_messages", "switch_down",
-       "\x03" +
-           ps::hotpath::Encode(ps::hotpath::SwitchDown{1, 40, "the switch did not take epoch 40"}));
-  ps::hotpath::FallbackPush push;
+       "\x03" + libra::hotpath::Encode(
+                    libra::hotpath::SwitchDown{1, 40, "the switch did not take epoch 40"}));
+  libra::hotpath::FallbackPush push;
   push.epoch = 9;
   push.worker = 1;
   const auto fuzz_set = fuzz::FuzzHotSet();
@@ -481,13 +482,13 @@ void ControlMessageSeeds() {
     push.keys.push_back(key.key);
     for (std::uint32_t v = 0; v < key.value_len; ++v, ++values) push.vals.push_back(0.25f * values);
   }
-  Save("hotpath_messages", "fallback_push", "\x04" + ps::hotpath::Encode(push));
+  Save("hotpath_messages", "fallback_push", "\x04" + libra::hotpath::Encode(push));
   Save("hotpath_messages", "fallback_push_empty",
-       "\x04" + ps::hotpath::Encode(ps::hotpath::FallbackPush{}));
+       "\x04" + libra::hotpath::Encode(libra::hotpath::FallbackPush{}));
   Save("hotpath_messages", "resume",
-       "\x05" + ps::hotpath::Encode(ps::hotpath::Resume{1, 65537, 42}));
+       "\x05" + libra::hotpath::Encode(libra::hotpath::Resume{1, 65537, 42}));
   Save("hotpath_messages", "written_rows",
-       "\x06" + ps::hotpath::Encode(ps::hotpath::WrittenRows{7, 1, {0x0f, 0x00, 0x81}}));
+       "\x06" + libra::hotpath::Encode(libra::hotpath::WrittenRows{7, 1, {0x0f, 0x00, 0x81}}));
 }
 
 void SwitchdSeeds() {

@@ -1,3 +1,5 @@
+#include "hot/file_sample.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -6,7 +8,6 @@
 #include <fstream>
 #include <string>
 
-#include "hot/file_sample.h"
 #include "data/dataset.h"
 #include "zipf_data.h"
 

@@ -1,9 +1,10 @@
+#include "hot/update_counter.h"
+
 #include <gtest/gtest.h>
 
 #include <unordered_map>
 
 #include "hot/space_saving_sketch.h"
-#include "hot/update_counter.h"
 #include "zipf_data.h"
 
 namespace libra::hot {

@@ -13,10 +13,10 @@
 #include <span>
 #include <vector>
 
-#include "hotpath/server/hot_collector.h"
 #include "hot/placement.h"
-#include "wire/wire.h"
+#include "hotpath/server/hot_collector.h"
 #include "switchd/udp_socket.h"
+#include "wire/wire.h"
 
 namespace libra::hotpath {
 namespace {

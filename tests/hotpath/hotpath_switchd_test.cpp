@@ -22,13 +22,13 @@
 #include <thread>
 
 #include "common/switchd_process.h"
+#include "hot/placement.h"
+#include "hotpath/controller/switch_control_client.h"
 #include "hotpath/server/fallback_aggregator.h"
 #include "hotpath/server/hot_collector.h"
 #include "hotpath/worker/hot_sender.h"
-#include "wire/fixed_point.h"
-#include "hot/placement.h"
-#include "hotpath/controller/switch_control_client.h"
 #include "switchd/udp_socket.h"
+#include "wire/fixed_point.h"
 
 namespace libra::hotpath {
 namespace {
@@ -198,7 +198,7 @@ struct Cluster {
           hot_set, owned[s], static_cast<std::uint32_t>(workers), kScale));
       job.servers.push_back(collectors.back()->local());
     }
-    control = std::make_unique<switchd::ControlClient>(sw.control);
+    control = std::make_unique<hotpath::SwitchControlClient>(sw.control);
     control->InstallJob(job);
     for (const hot::HotKey& key : hot_set->keys()) {
       params[key.key].assign(key.value_len, 0.01f * static_cast<float>(key.key));
@@ -341,7 +341,7 @@ struct Cluster {
   std::vector<std::unique_ptr<HotSender>> senders;
   std::vector<std::unique_ptr<HotCollector>> collectors;
   std::vector<std::unique_ptr<FallbackAggregator>> fallbacks;  // per server
-  std::unique_ptr<switchd::ControlClient> control;
+  std::unique_ptr<hotpath::SwitchControlClient> control;
   std::map<Key, std::vector<float>> params;  // the servers' model
   std::vector<bool> published_once;          // per server
   std::mutex published_mutex;

@@ -5,8 +5,8 @@
 #include <cstring>
 
 #include "ps/allocator_tuning.h"
-#include "ps/message_codec.h"
 #include "ps/internal/env.h"
+#include "ps/message_codec.h"
 #include "ps/sarray.h"
 
 namespace ps {

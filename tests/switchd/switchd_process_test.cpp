@@ -19,10 +19,10 @@
 #include <vector>
 
 #include "common/result_slots.h"
-#include "wire/fixed_point.h"
 #include "hotpath/controller/switch_control_client.h"
-#include "wire/wire.h"
 #include "switchd/udp_socket.h"
+#include "wire/fixed_point.h"
+#include "wire/wire.h"
 
 namespace libra::switchd {
 namespace {
@@ -208,7 +208,7 @@ TEST_P(SwitchdProcessTest, SumsMatchTheReferenceBitForBit) {
   job.cells_per_array = kCells;
   job.scale_bits = kScale;
   job.slots_per_packet = kSlots;
-  ControlClient control(sw.control);
+  libra::hotpath::SwitchControlClient control(sw.control);
   const nlohmann::json fit = control.InstallJob(job);
   EXPECT_GT(fit["register_bits_used"].get<std::uint64_t>(), 0u);
 
@@ -270,7 +270,7 @@ TEST(SwitchdProcess, ReplicatesUpdatesAndAnswersStats) {
   job.servers = {server.local()};
   job.cells_per_array = 4;
   job.slots_per_packet = 2;
-  ControlClient control(sw.control);
+  libra::hotpath::SwitchControlClient control(sw.control);
   control.InstallJob(job);
 
   wire::Header update;

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "ps/internal/postoffice.h"
 #include "common/temp_dir.h"
+#include "ps/internal/postoffice.h"
 #include "train/sync_optimizer_server.h"
 
 namespace libra::train {

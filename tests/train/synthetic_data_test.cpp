@@ -8,10 +8,10 @@
 #include <unordered_map>
 
 #include "common/temp_dir.h"
-#include "train/alias_table.h"
 #include "data/dataset.h"
 #include "data/feature_hash.h"
 #include "data/text_parsers.h"
+#include "train/alias_table.h"
 
 namespace libra::train {
 namespace {

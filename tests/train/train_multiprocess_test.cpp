@@ -25,8 +25,8 @@
 
 #include "common/run_command.h"
 #include "common/switchd_process.h"
-#include "wire/wire.h"
 #include "common/temp_dir.h"
+#include "wire/wire.h"
 
 namespace libra::train {
 namespace {

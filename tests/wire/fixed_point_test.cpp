@@ -1,11 +1,11 @@
+#include "wire/fixed_point.h"
+
 #include <gtest/gtest.h>
 
 #include <bit>
 #include <cmath>
 #include <limits>
 #include <random>
-
-#include "wire/fixed_point.h"
 
 namespace libra::dataplane {
 namespace {

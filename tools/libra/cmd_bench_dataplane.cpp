@@ -7,9 +7,9 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "commands.h"
 #include "bench/program_benchmark.h"
 #include "bench/push_traffic.h"
+#include "commands.h"
 
 namespace libra::tool {
 namespace {

@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "commands.h"
 #include "bench/switchd_benchmark.h"
+#include "commands.h"
 
 namespace libra::tool {
 namespace {

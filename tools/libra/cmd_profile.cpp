@@ -7,12 +7,12 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "data/dataset.h"
 #include "hot/file_sample.h"
 #include "hot/hot_profiler.h"
 #include "hot/hot_switch_layout.h"
-#include "wire/pipeline_profile.h"
 #include "hot/placement.h"
-#include "data/dataset.h"
+#include "wire/pipeline_profile.h"
 
 namespace libra::tool {
 namespace {

@@ -15,7 +15,7 @@ struct SwitchdStatsFlags {
 
 int RunSwitchdStats(const SwitchdStatsFlags& flags) {
   try {
-    switchd::ControlClient client(flags.control, std::chrono::milliseconds(flags.timeout_ms));
+    hotpath::SwitchControlClient client(flags.control, std::chrono::milliseconds(flags.timeout_ms));
     nlohmann::json counters = client.Counters();
     counters.erase("ok");
     std::cout << counters.dump(2) << std::endl;

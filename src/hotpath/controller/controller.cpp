@@ -5,13 +5,13 @@
 #include <exception>
 
 #include "hot/hot_switch_layout.h"
-#include "wire/pipeline_profile.h"
 #include "hot/placement.h"
 #include "hotpath/controller/switch_control_client.h"
 #include "ps/internal/logging.h"
 #include "ps/internal/postoffice.h"
+#include "wire/pipeline_profile.h"
 
-namespace ps::hotpath {
+namespace libra::hotpath {
 
 Controller::Controller(const HotPathConfig& config, int num_workers, int num_servers)
     : config_(config), num_workers_(num_workers), num_servers_(num_servers) {}
@@ -23,13 +23,13 @@ int Controller::ChooseScaleBits(uint32_t num_workers, float max_abs) {
   return std::clamp(static_cast<int>(std::floor(room)), 0, 24);
 }
 
-void Controller::OnJoin(const SimpleData& request, SimpleApp* app) {
+void Controller::OnJoin(const ps::SimpleData& request, ps::SimpleApp* app) {
   std::optional<JoinRequest> join = DecodeJoin(request.body);
   if (!join) {
     LOG(ERROR) << "libra controller: dropped a malformed JOIN from node " << request.sender;
     return;
   }
-  std::vector<std::pair<SimpleData, JoinRequest>> answered;
+  std::vector<std::pair<ps::SimpleData, JoinRequest>> answered;
   Install install;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -89,7 +89,7 @@ std::shared_ptr<const libra::hot::HotSet> Controller::BandByServer(
   if (num_servers_ < 2) return hot_set;
   const auto keys = hot_set->keys();
   std::vector<uint32_t> owner_of_key =
-      HotKeyOwners(*hot_set, owners, Postoffice::Get()->GetServerKeyRanges());
+      HotKeyOwners(*hot_set, owners, ps::Postoffice::Get()->GetServerKeyRanges());
   try {
     return std::make_shared<const libra::hot::HotSet>(libra::hot::PlaceHotSet(
         std::vector<libra::hot::HotKey>(keys.begin(), keys.end()), hot_set->layout(),
@@ -162,10 +162,10 @@ Install Controller::Decide() {
     if (config_.switch_control.empty()) {
       throw std::runtime_error("LIBRA_SWITCH_CONTROL is not set on the scheduler");
     }
-    libra::switchd::ControlClient client(config_.switch_control);
+    libra::hotpath::SwitchControlClient client(config_.switch_control);
     try {
       client.RemoveJob(job.job_id, job.token);  // a previous run's job, if any
-    } catch (const libra::switchd::SwitchControlError&) {
+    } catch (const libra::hotpath::SwitchControlError&) {
     }
     client.InstallJob(job);
     job_ = job;
@@ -186,7 +186,7 @@ Install Controller::Decide() {
   return install;
 }
 
-void Controller::SetApp(SimpleApp* app, int switch_down_head, int resume_query_head,
+void Controller::SetApp(ps::SimpleApp* app, int switch_down_head, int resume_query_head,
                         int resume_head) {
   std::lock_guard<std::mutex> lock(mu_);
   app_ = app;
@@ -206,7 +206,7 @@ void Controller::OnSwitchDown(const SwitchDown& down, int sender) {
                << "); the servers aggregate the hot keys until the switch answers again";
   SwitchDown notice = down;
   notice.generation = generation_;
-  if (app_) app_->Request(switch_down_head_, Encode(notice), kWorkerGroup + kServerGroup);
+  if (app_) app_->Request(switch_down_head_, Encode(notice), ps::kWorkerGroup + ps::kServerGroup);
   if (!watcher_.joinable()) watcher_ = std::thread([this] { WatchSwitch(); });
   cond_.notify_all();
 }
@@ -236,7 +236,7 @@ void Controller::WatchSwitch() {
     lock.unlock();
     bool up = false;
     try {
-      libra::switchd::ControlClient client(config_.switch_control, kProbeTimeout);
+      libra::hotpath::SwitchControlClient client(config_.switch_control, kProbeTimeout);
       up = client.Probe();
     } catch (const std::exception&) {
     }
@@ -252,7 +252,7 @@ void Controller::TryResume() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     resume_answers_.clear();
-    app_->Request(resume_query_head_, "", kWorkerGroup);
+    app_->Request(resume_query_head_, "", ps::kWorkerGroup);
   }
   uint32_t first_epoch = 0;
   {
@@ -280,10 +280,10 @@ void Controller::TryResume() {
   const uint32_t failed_job = job.job_id;
   job.job_id = JobIdOf(config_.job_id, generation);
   try {
-    libra::switchd::ControlClient client(config_.switch_control);
+    libra::hotpath::SwitchControlClient client(config_.switch_control);
     try {
       client.RemoveJob(failed_job, job.token);  // a switch that came back with its state
-    } catch (const libra::switchd::SwitchControlError&) {
+    } catch (const libra::hotpath::SwitchControlError&) {
     }
     client.InstallJob(job);
   } catch (const std::exception& e) {
@@ -306,7 +306,7 @@ void Controller::TryResume() {
   LOG(WARNING) << "libra: the switch answers again after " << down_s
                << " s; the hot path resumes at epoch " << first_epoch << " (job id " << job.job_id
                << ")";
-  app_->Request(resume_head_, Encode(resume), kWorkerGroup + kServerGroup);
+  app_->Request(resume_head_, Encode(resume), ps::kWorkerGroup + ps::kServerGroup);
 }
 
 void Controller::CancelResume() {
@@ -314,7 +314,7 @@ void Controller::CancelResume() {
   Resume cancel;
   cancel.generation = generation_;
   cancel.job_id = 0;
-  app_->Request(resume_head_, Encode(cancel), kWorkerGroup);
+  app_->Request(resume_head_, Encode(cancel), ps::kWorkerGroup);
 }
 
 void Controller::Stop() {
@@ -327,7 +327,8 @@ void Controller::Stop() {
   std::lock_guard<std::mutex> lock(mu_);
   if (!installed_) return;
   try {
-    libra::switchd::ControlClient client(config_.switch_control, std::chrono::milliseconds(500));
+    libra::hotpath::SwitchControlClient client(config_.switch_control,
+                                               std::chrono::milliseconds(500));
     client.RemoveJob(job_.job_id, config_.job_token);
   } catch (const std::exception& e) {
     LOG(WARNING) << "libra: could not remove the job from the switch: " << e.what();
@@ -335,4 +336,4 @@ void Controller::Stop() {
   installed_ = false;
 }
 
-}  // namespace ps::hotpath
+}  // namespace libra::hotpath

@@ -24,20 +24,20 @@
 #include <thread>
 #include <vector>
 
-#include "hotpath/node/hot_path_config.h"
 #include "hotpath/messages/control_messages.h"
+#include "hotpath/node/hot_path_config.h"
 #include "ps/simple_app.h"
 
-namespace ps::hotpath {
+namespace libra::hotpath {
 
 class Controller {
  public:
   Controller(const HotPathConfig& config, int num_workers, int num_servers);
 
-  // A JOIN arrived (SimpleApp request handle): answers all once all are in.
-  void OnJoin(const SimpleData& request, SimpleApp* app);
+  // A JOIN arrived (ps::SimpleApp request handle): answers all once all are in.
+  void OnJoin(const ps::SimpleData& request, ps::SimpleApp* app);
   // The app to send the nodes FALLBACK, RESUME_QUERY and RESUME with.
-  void SetApp(SimpleApp* app, int switch_down_head, int resume_query_head, int resume_head);
+  void SetApp(ps::SimpleApp* app, int switch_down_head, int resume_query_head, int resume_head);
   // A node (id `sender`) found the switch dead.
   void OnSwitchDown(const SwitchDown& down, int sender);
   // A worker's answer to RESUME_QUERY: the next epoch it will push.
@@ -76,10 +76,10 @@ class Controller {
   const int num_workers_;
   const int num_servers_;
   std::mutex mu_;
-  std::vector<std::pair<SimpleData, JoinRequest>> joins_;
+  std::vector<std::pair<ps::SimpleData, JoinRequest>> joins_;
   bool installed_ = false;
 
-  SimpleApp* app_ = nullptr;
+  ps::SimpleApp* app_ = nullptr;
   int switch_down_head_ = 0, resume_query_head_ = 0, resume_head_ = 0;
   libra::SwitchJob job_;     // as installed, with the current incarnation's id
   uint32_t generation_ = 0;  // incremented by each RESUME
@@ -92,4 +92,4 @@ class Controller {
   std::thread watcher_;
 };
 
-}  // namespace ps::hotpath
+}  // namespace libra::hotpath

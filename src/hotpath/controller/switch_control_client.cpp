@@ -1,11 +1,11 @@
+#include "hotpath/controller/switch_control_client.h"
+
 #include <optional>
 #include <zmq.hpp>
 
-#include "hotpath/controller/switch_control_client.h"
+namespace libra::hotpath {
 
-namespace libra::switchd {
-
-struct ControlClient::Impl {
+struct SwitchControlClient::Impl {
   Impl(std::string endpoint, std::chrono::milliseconds timeout)
       : endpoint(std::move(endpoint)), timeout(timeout) {}
 
@@ -35,13 +35,14 @@ struct ControlClient::Impl {
   std::chrono::milliseconds timeout;
 };
 
-ControlClient::ControlClient(const std::string& endpoint, std::chrono::milliseconds timeout)
+SwitchControlClient::SwitchControlClient(const std::string& endpoint,
+                                         std::chrono::milliseconds timeout)
     : impl_(std::make_unique<Impl>(endpoint.starts_with("tcp://") ? endpoint : "tcp://" + endpoint,
                                    timeout)) {}
 
-ControlClient::~ControlClient() = default;
+SwitchControlClient::~SwitchControlClient() = default;
 
-nlohmann::json ControlClient::Request(const nlohmann::json& request) {
+nlohmann::json SwitchControlClient::Request(const nlohmann::json& request) {
   const auto text = impl_->RoundTrip(request.dump());
   if (!text) {
     throw SwitchControlError("switch control " + impl_->endpoint + ": no reply within " +
@@ -56,17 +57,17 @@ nlohmann::json ControlClient::Request(const nlohmann::json& request) {
   return reply;
 }
 
-nlohmann::json ControlClient::InstallJob(const SwitchJob& job) {
+nlohmann::json SwitchControlClient::InstallJob(const SwitchJob& job) {
   return Request({{"op", "install_job"}, {"job", ToJson(job)}})["fit"];
 }
 
-void ControlClient::RemoveJob(std::uint32_t job_id, const std::string& token) {
+void SwitchControlClient::RemoveJob(std::uint32_t job_id, const std::string& token) {
   Request({{"op", "remove_job"}, {"job_id", job_id}, {"token", token}});
 }
 
-nlohmann::json ControlClient::Counters() { return Request({{"op", "counters"}}); }
+nlohmann::json SwitchControlClient::Counters() { return Request({{"op", "counters"}}); }
 
-bool ControlClient::Probe() {
+bool SwitchControlClient::Probe() {
   try {
     Request({{"op", "probe"}});
     return true;
@@ -75,4 +76,4 @@ bool ControlClient::Probe() {
   }
 }
 
-}  // namespace libra::switchd
+}  // namespace libra::hotpath

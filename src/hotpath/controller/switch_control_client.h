@@ -12,21 +12,21 @@
 
 #include "wire/switch_job.h"
 
-namespace libra::switchd {
+namespace libra::hotpath {
 
 class SwitchControlError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
 
-class ControlClient {
+class SwitchControlClient {
  public:
   // `endpoint`: "a.b.c.d:port" or "tcp://a.b.c.d:port".
-  explicit ControlClient(const std::string& endpoint,
-                         std::chrono::milliseconds timeout = std::chrono::seconds(2));
-  ~ControlClient();
-  ControlClient(const ControlClient&) = delete;
-  ControlClient& operator=(const ControlClient&) = delete;
+  explicit SwitchControlClient(const std::string& endpoint,
+                               std::chrono::milliseconds timeout = std::chrono::seconds(2));
+  ~SwitchControlClient();
+  SwitchControlClient(const SwitchControlClient&) = delete;
+  SwitchControlClient& operator=(const SwitchControlClient&) = delete;
 
   // Returns the switch's fit report ("register_bits_used", "register_share", ...).
   nlohmann::json InstallJob(const SwitchJob& job);
@@ -44,4 +44,4 @@ class ControlClient {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace libra::switchd
+}  // namespace libra::hotpath

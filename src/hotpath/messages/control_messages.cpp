@@ -9,7 +9,7 @@
 #include <type_traits>
 #include <vector>
 
-namespace ps::hotpath {
+namespace libra::hotpath {
 namespace {
 
 class Writer {
@@ -382,7 +382,7 @@ std::optional<Resume> DecodeResume(const std::string& body) {
 
 std::vector<uint32_t> HotKeyOwners(const libra::hot::HotSet& hot_set,
                                    const std::vector<uint32_t>& owners,
-                                   const std::vector<Range>& server_ranges) {
+                                   const std::vector<ps::Range>& server_ranges) {
   if (!owners.empty()) return owners;
   const auto keys = hot_set.keys();
   std::vector<uint32_t> owner_of_key(keys.size(), 0);
@@ -396,4 +396,4 @@ std::vector<uint32_t> HotKeyOwners(const libra::hot::HotSet& hot_set,
   return owner_of_key;
 }
 
-}  // namespace ps::hotpath
+}  // namespace libra::hotpath

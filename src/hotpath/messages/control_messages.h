@@ -1,4 +1,4 @@
-// The messages of the hot path's control plane, carried as SimpleApp
+// The messages of the hot path's control plane, carried as ps::SimpleApp
 // bodies between the nodes and the controller in the scheduler:
 //
 //   JOIN    node -> controller: "I take part": role, rank, the UDP address
@@ -36,10 +36,10 @@
 #include <vector>
 
 #include "hot/hot_set.h"
-#include "wire/switch_job.h"
 #include "ps/range.h"
+#include "wire/switch_job.h"
 
-namespace ps::hotpath {
+namespace libra::hotpath {
 
 // A key the worker pushed during the sampling phase, with its value count.
 struct KeyCount {
@@ -122,7 +122,7 @@ struct Resume {
 // else the server whose key range holds the key, as it would own it cold.
 std::vector<uint32_t> HotKeyOwners(const libra::hot::HotSet& hot_set,
                                    const std::vector<uint32_t>& owners,
-                                   const std::vector<Range>& server_ranges);
+                                   const std::vector<ps::Range>& server_ranges);
 
 std::string Encode(const JoinRequest& join);
 std::optional<JoinRequest> DecodeJoin(const std::string& body);
@@ -145,4 +145,4 @@ std::optional<WrittenRows> DecodeWrittenRows(const std::string& body);
 std::string Encode(const Resume& resume);
 std::optional<Resume> DecodeResume(const std::string& body);
 
-}  // namespace ps::hotpath
+}  // namespace libra::hotpath

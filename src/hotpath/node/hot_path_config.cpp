@@ -6,7 +6,7 @@
 #include "ps/internal/env.h"
 #include "ps/internal/logging.h"
 
-namespace ps::hotpath {
+namespace libra::hotpath {
 namespace {
 
 libra::UdpEndpoint RequiredEndpoint(const char* name, const char* text) {
@@ -30,7 +30,7 @@ uint64_t ParseCount(const char* name, const char* text) {
 }
 
 HotPathConfig ReadConfig() {
-  Environment* env = Environment::Get();
+  ps::Environment* env = ps::Environment::Get();
   HotPathConfig config;
   const char* data = env->find("LIBRA_SWITCH");
   if (data == nullptr || *data == '\0') return config;
@@ -70,4 +70,4 @@ const HotPathConfig& Config() {
   return config;
 }
 
-}  // namespace ps::hotpath
+}  // namespace libra::hotpath

@@ -9,7 +9,7 @@
 
 #include "wire/switch_job.h"
 
-namespace ps::hotpath {
+namespace libra::hotpath {
 
 struct HotPathConfig {
   bool enabled = false;             // LIBRA_SWITCH is set
@@ -41,4 +41,4 @@ struct HotPathConfig {
 // This process's configuration (parsed on first use).
 const HotPathConfig& Config();
 
-}  // namespace ps::hotpath
+}  // namespace libra::hotpath

@@ -12,10 +12,10 @@
 #include "ps/internal/postoffice.h"
 #include "ps/internal/van.h"
 
-namespace ps::hotpath {
+namespace libra::hotpath {
 namespace {
 
-// The SimpleApp heads of the control plane's messages (hotpath_messages.h).
+// The ps::SimpleApp heads of the control plane's messages (hotpath_messages.h).
 enum Head : int {
   kJoin = 1,
   kRepair = 2,
@@ -30,7 +30,7 @@ enum Head : int {
 // The node's own IPv4 address: the host it registered with (DMLC_NODE_HOST or
 // DMLC_INTERFACE), so the switch sees the same address as the other nodes.
 uint32_t NodeIpv4() {
-  const std::string& host = Postoffice::Get()->van()->my_node().hostname;
+  const std::string& host = ps::Postoffice::Get()->van()->my_node().hostname;
   in_addr addr{};
   if (inet_pton(AF_INET, host.c_str(), &addr) == 1) return ntohl(addr.s_addr);
   return 0x7f000001;
@@ -39,12 +39,13 @@ uint32_t NodeIpv4() {
 // The control plane's app. Its handles are in place before its customer
 // exists: a JOIN that arrived before Start (parked by the van) is delivered
 // the moment the customer is created, and must not meet a default handle.
-class ControlPlaneApp : public SimpleApp {
+class ControlPlaneApp : public ps::SimpleApp {
  public:
-  ControlPlaneApp(int app_id, const Handle& on_request, const Handle& on_response) : SimpleApp() {
+  ControlPlaneApp(int app_id, const Handle& on_request, const Handle& on_response)
+      : ps::SimpleApp() {
     set_request_handle(on_request);
     set_response_handle(on_response);
-    obj_ = new Customer(app_id, app_id, [this](const Message& m) { Process(m); });
+    obj_ = new ps::Customer(app_id, app_id, [this](const ps::Message& m) { Process(m); });
   }
 };
 
@@ -63,7 +64,7 @@ Install DecodeInstallOrPlain(const std::string& body) {
 
 HotPathNode* HotPathNode::Get() {
   // Never destroyed: a program that exits without ps::Finalize must not run
-  // the control plane's teardown after the Postoffice's.
+  // the control plane's teardown after the ps::Postoffice's.
   static HotPathNode* node = new HotPathNode();
   return node;
 }
@@ -80,7 +81,8 @@ libra::UdpEndpoint HotPathNode::ReserveUdpEndpoint() {
   addr.sin_addr.s_addr = htonl(endpoint.ipv4);
   socklen_t len = sizeof(addr);
   CHECK_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0)
-      << "bind to " << Postoffice::Get()->van()->my_node().hostname << ": " << std::strerror(errno);
+      << "bind to " << ps::Postoffice::Get()->van()->my_node().hostname << ": "
+      << std::strerror(errno);
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
   endpoint.port = ntohs(addr.sin_port);
   ::close(fd);
@@ -89,12 +91,12 @@ libra::UdpEndpoint HotPathNode::ReserveUdpEndpoint() {
 
 void HotPathNode::Start() {
   if (!enabled()) return;
-  Postoffice* po = Postoffice::Get();
-  SimpleApp::Handle on_request;
-  SimpleApp::Handle on_response = [](const SimpleData&, SimpleApp*) {};
+  ps::Postoffice* po = ps::Postoffice::Get();
+  ps::SimpleApp::Handle on_request;
+  ps::SimpleApp::Handle on_response = [](const ps::SimpleData&, ps::SimpleApp*) {};
   if (po->is_scheduler()) {
     controller_ = std::make_unique<Controller>(Config(), po->num_workers(), po->num_servers());
-    on_request = [this](const SimpleData& request, SimpleApp* app) {
+    on_request = [this](const ps::SimpleData& request, ps::SimpleApp* app) {
       if (request.head == kSwitchDown) {
         std::optional<SwitchDown> down = DecodeSwitchDown(request.body);
         app->Response(request);
@@ -103,14 +105,16 @@ void HotPathNode::Start() {
       }
       controller_->OnJoin(request, app);
     };
-    on_response = [this](const SimpleData& response, SimpleApp*) {
+    on_response = [this](const ps::SimpleData& response, ps::SimpleApp*) {
       if (response.head != kResumeQuery) return;  // acknowledgements
       std::optional<Resume> answer = DecodeResume(response.body);
       if (answer) controller_->OnResumeAnswer(response.sender, answer->first_epoch);
     };
   } else {
-    on_request = [this](const SimpleData& request, SimpleApp* app) { OnRequest(request, app); };
-    on_response = [this, po](const SimpleData& response, SimpleApp*) {
+    on_request = [this](const ps::SimpleData& request, ps::SimpleApp* app) {
+      OnRequest(request, app);
+    };
+    on_response = [this, po](const ps::SimpleData& response, ps::SimpleApp*) {
       if (response.head == kRepair) {
         std::optional<Repair> answer = DecodeRepair(response.body);
         std::lock_guard<std::mutex> lock(mu_);
@@ -143,13 +147,13 @@ void HotPathNode::Start() {
     join.role = JoinRequest::Role::kServer;
     join.rank = static_cast<uint32_t>(po->my_rank());
     join.address = server_address_ = ReserveUdpEndpoint();
-    app_->Request(kJoin, Encode(join), kScheduler);
+    app_->Request(kJoin, Encode(join), ps::kScheduler);
   }
 }
 
 // Requests to a worker or server. Every one is answered (an empty answer for
 // what this node does not handle), so that no sender waits forever.
-void HotPathNode::OnRequest(const SimpleData& request, SimpleApp* app) {
+void HotPathNode::OnRequest(const ps::SimpleData& request, ps::SimpleApp* app) {
   SwitchEvents events;
   RepairHandler repair_handler;
   {
@@ -219,7 +223,7 @@ void HotPathNode::OnRequest(const SimpleData& request, SimpleApp* app) {
 }
 
 std::vector<FallbackPush> HotPathNode::RequestWorkerValues(const Repair& ask) {
-  return AskAndWait(kValues, Encode(ask), kWorkerGroup, &value_answers_);
+  return AskAndWait(kValues, Encode(ask), ps::kWorkerGroup, &value_answers_);
 }
 
 void HotPathNode::SetSwitchEvents(SwitchEvents events) {
@@ -228,27 +232,27 @@ void HotPathNode::SetSwitchEvents(SwitchEvents events) {
 }
 
 void HotPathNode::ReportSwitchDown(const SwitchDown& down) {
-  if (app_) app_->Request(kSwitchDown, Encode(down), kScheduler);
+  if (app_) app_->Request(kSwitchDown, Encode(down), ps::kScheduler);
 }
 
 void HotPathNode::SendFallbackPush(int server, const FallbackPush& push) {
-  if (app_) app_->Request(kFallbackPush, Encode(push), Postoffice::ServerRankToID(server));
+  if (app_) app_->Request(kFallbackPush, Encode(push), ps::Postoffice::ServerRankToID(server));
 }
 
 void HotPathNode::SendWrittenRows(int server, const WrittenRows& rows) {
-  if (app_) app_->Request(kWrittenRows, Encode(rows), Postoffice::ServerRankToID(server));
+  if (app_) app_->Request(kWrittenRows, Encode(rows), ps::Postoffice::ServerRankToID(server));
 }
 
 Install HotPathNode::JoinAndWait(const JoinRequest& join) {
   CHECK(app_) << "libra: a push before ps::Start";
-  app_->Request(kJoin, Encode(join), kScheduler);
+  app_->Request(kJoin, Encode(join), ps::kScheduler);
   std::unique_lock<std::mutex> lock(mu_);
   cond_.wait(lock, [this] { return worker_install_.has_value(); });
   return *worker_install_;
 }
 
 std::vector<Repair> HotPathNode::RequestRepair(const Repair& request) {
-  return AskAndWait(kRepair, Encode(request), kServerGroup, &repair_answers_);
+  return AskAndWait(kRepair, Encode(request), ps::kServerGroup, &repair_answers_);
 }
 
 void HotPathNode::SetRepairHandler(RepairHandler handler) {
@@ -256,7 +260,7 @@ void HotPathNode::SetRepairHandler(RepairHandler handler) {
   repair_handler_ = std::move(handler);
 }
 
-void HotPathNode::AnswerRepair(const SimpleData& request, const Repair& answer) {
+void HotPathNode::AnswerRepair(const ps::SimpleData& request, const Repair& answer) {
   if (app_) app_->Response(request, Encode(answer));
 }
 
@@ -325,4 +329,4 @@ nlohmann::json HotPathNode::Report() {
   return out;
 }
 
-}  // namespace ps::hotpath
+}  // namespace libra::hotpath

@@ -20,11 +20,11 @@
 #include <optional>
 #include <vector>
 
-#include "hotpath/node/hot_path_config.h"
 #include "hotpath/messages/control_messages.h"
+#include "hotpath/node/hot_path_config.h"
 #include "ps/simple_app.h"
 
-namespace ps::hotpath {
+namespace libra::hotpath {
 
 class Controller;
 
@@ -53,9 +53,9 @@ class HotPathNode {
   std::vector<Repair> RequestRepair(const Repair& request);
   // Server: `handler` answers REPAIR requests (it may answer later, with
   // AnswerRepair); without one they are answered empty.
-  using RepairHandler = std::function<void(const SimpleData& request, Repair repair)>;
+  using RepairHandler = std::function<void(const ps::SimpleData& request, Repair repair)>;
   void SetRepairHandler(RepairHandler handler);
-  void AnswerRepair(const SimpleData& request, const Repair& answer);
+  void AnswerRepair(const ps::SimpleData& request, const Repair& answer);
   // Server: `on_install` runs once the INSTALL is here (at once if it already
   // is), with the address this server announced.
   void OnServerInstall(std::function<void(const Install&, libra::UdpEndpoint)> on_install);
@@ -99,7 +99,7 @@ class HotPathNode {
  private:
   HotPathNode() = default;
   void HandleServerInstall(const std::string& body);
-  void OnRequest(const SimpleData& request, SimpleApp* app);
+  void OnRequest(const ps::SimpleData& request, ps::SimpleApp* app);
   // Sends a request to `group` and waits for every answer, which the
   // response handler files in `answers` by the request's timestamp.
   template <typename Answer>
@@ -117,7 +117,7 @@ class HotPathNode {
 
   std::mutex mu_;
   std::condition_variable cond_;
-  std::unique_ptr<SimpleApp> app_;
+  std::unique_ptr<ps::SimpleApp> app_;
   std::unique_ptr<Controller> controller_;
   libra::UdpEndpoint server_address_;
   std::optional<Install> server_install_;
@@ -132,4 +132,4 @@ class HotPathNode {
   std::map<int, std::vector<FallbackPush>> value_answers_;
 };
 
-}  // namespace ps::hotpath
+}  // namespace libra::hotpath

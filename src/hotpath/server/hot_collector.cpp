@@ -10,8 +10,8 @@
 #include <string>
 #include <thread>
 
-#include "hotpath/node/datagram_socket.h"
 #include "hotpath/messages/hot_packets.h"
+#include "hotpath/node/datagram_socket.h"
 #include "hotpath/node/retry_clock.h"
 
 namespace libra::hotpath {

@@ -1,4 +1,4 @@
-#include "ps/internal/hotpath_server.h"
+#include "hotpath/server/server_path.h"
 
 #include <algorithm>
 #include <chrono>
@@ -19,7 +19,7 @@
 #include "ps/internal/logging.h"
 #include "ps/internal/postoffice.h"
 
-namespace ps::hotpath {
+namespace libra::hotpath {
 namespace {
 
 using libra::hotpath::CollectedEpoch;
@@ -36,14 +36,14 @@ class ServerPathImpl;
 std::mutex live_mu;
 ServerPathImpl* live = nullptr;
 
-class ServerPathImpl final : public ServerPath {
+class ServerPathImpl final : public ps::ServerHotPath {
  public:
   explicit ServerPathImpl(Handle handle) : handle_(std::move(handle)) {
     HotPathNode* node = HotPathNode::Get();
     node->SetReport([this] { return Report(); });
     dispatcher_ = std::thread([this] { DispatchInOrder(); });
     node->SetRepairHandler(
-        [this](const SimpleData& request, Repair repair) { OnRepair(request, repair); });
+        [this](const ps::SimpleData& request, Repair repair) { OnRepair(request, repair); });
     HotPathNode::SwitchEvents events;
     events.switch_down = [this](const SwitchDown& down) {
       FallBack(down.generation, "the controller says so");
@@ -81,7 +81,7 @@ class ServerPathImpl final : public ServerPath {
     dispatcher_.join();
   }
 
-  void OnResponse(int timestamp, const SArray<float>& vals) override {
+  void OnResponse(int timestamp, const ps::SArray<float>& vals) override {
     std::lock_guard<std::mutex> lock(mu_);
     responses_[timestamp] = vals;
     answered_.notify_all();
@@ -98,9 +98,9 @@ class ServerPathImpl final : public ServerPath {
  private:
   void StartCollecting(const Install& install, libra::UdpEndpoint local) {
     if (!install.enabled) return;
-    const int rank = Postoffice::Get()->my_rank();
+    const int rank = ps::Postoffice::Get()->my_rank();
     const std::vector<uint32_t> owners =
-        HotKeyOwners(*install.hot_set, install.owners, Postoffice::Get()->GetServerKeyRanges());
+        HotKeyOwners(*install.hot_set, install.owners, ps::Postoffice::Get()->GetServerKeyRanges());
     std::vector<libra::hot::Key> owned;
     const auto keys = install.hot_set->keys();
     for (size_t i = 0; i < keys.size(); ++i) {
@@ -132,7 +132,7 @@ class ServerPathImpl final : public ServerPath {
   void StartCollectorLocked(uint32_t job_id, uint32_t first_epoch) {
     libra::hotpath::HotCollectorOptions options;
     options.job_id = job_id;
-    options.server_id = static_cast<uint16_t>(Postoffice::Get()->my_rank());
+    options.server_id = static_cast<uint16_t>(ps::Postoffice::Get()->my_rank());
     options.switch_address = Config().switch_data;
     options.local = local_;
     options.num_workers = install_.num_workers;
@@ -186,7 +186,7 @@ class ServerPathImpl final : public ServerPath {
       fallback_ = true;
       ++fallbacks_;
       collector = std::move(collector_);
-      LOG(WARNING) << "libra: server " << Postoffice::Get()->my_rank()
+      LOG(WARNING) << "libra: server " << ps::Postoffice::Get()->my_rank()
                    << " sums the hot keys itself from epoch " << next_apply_ << " (" << why << ")";
     }
     collector.reset();  // joins its I/O thread, which may be delivering
@@ -228,7 +228,7 @@ class ServerPathImpl final : public ServerPath {
     collector_failed_ = false;
     if (!aggregator_) return;  // owns no hot keys
     ++resumes_;
-    LOG(INFO) << "libra: server " << Postoffice::Get()->my_rank()
+    LOG(INFO) << "libra: server " << ps::Postoffice::Get()->my_rank()
               << " collects from the switch again from epoch " << resume.first_epoch;
     StartCollectorLocked(resume.job_id, resume.first_epoch);
   }
@@ -270,7 +270,7 @@ class ServerPathImpl final : public ServerPath {
   // Pushes one epoch's sums into the handle and publishes the new values;
   // false when stopping.
   bool Apply(CollectedEpoch epoch) {
-    if (Postoffice::Get()->verbose() >= 1) {
+    if (ps::Postoffice::Get()->verbose() >= 1) {
       LOG(INFO) << "libra: collected epoch " << epoch.epoch << ": " << epoch.keys.size()
                 << " keys, first sum " << (epoch.vals.empty() ? 0.f : epoch.vals[0]);
     }
@@ -291,7 +291,7 @@ class ServerPathImpl final : public ServerPath {
     Request pull;
     pull.keys = owned_keys_;
     pull.lens = owned_lens_;
-    std::optional<SArray<float>> values = Call(pull);
+    std::optional<ps::SArray<float>> values = Call(pull);
     if (!values) return false;
     std::lock_guard<std::mutex> lock(mu_);
     if (values->size() != owned_values_) {
@@ -388,7 +388,7 @@ class ServerPathImpl final : public ServerPath {
   // A worker's replica lacks values of `repair.epoch`: answer with what this
   // server published, once it has published that epoch. A server without
   // hot keys answers at once, empty.
-  void OnRepair(const SimpleData& request, const Repair& repair) {
+  void OnRepair(const ps::SimpleData& request, const Repair& repair) {
     std::lock_guard<std::mutex> lock(mu_);
     waiting_repairs_.emplace_back(request, repair);
     AnswerWaitingRepairs();
@@ -419,7 +419,7 @@ class ServerPathImpl final : public ServerPath {
   }
 
   // Runs the handle and waits for its Response; nullopt when stopping.
-  std::optional<SArray<float>> Call(Request request) {
+  std::optional<ps::SArray<float>> Call(Request request) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       request.timestamp = next_timestamp_++;
@@ -428,7 +428,7 @@ class ServerPathImpl final : public ServerPath {
     std::unique_lock<std::mutex> lock(mu_);
     answered_.wait(lock, [&] { return stopping_ || responses_.count(request.timestamp) > 0; });
     if (stopping_) return std::nullopt;
-    SArray<float> vals = responses_[request.timestamp];
+    ps::SArray<float> vals = responses_[request.timestamp];
     responses_.erase(request.timestamp);
     return vals;
   }
@@ -493,8 +493,8 @@ class ServerPathImpl final : public ServerPath {
   Install install_;
   libra::UdpEndpoint local_;
   std::shared_ptr<const libra::hot::HotSet> hot_set_;
-  SArray<libra::hot::Key> owned_keys_;  // ascending
-  SArray<int> owned_lens_;
+  ps::SArray<libra::hot::Key> owned_keys_;  // ascending
+  ps::SArray<int> owned_lens_;
   size_t owned_values_ = 0;
 
   // Where the epochs come from: the switch, or the workers while it is down.
@@ -519,13 +519,13 @@ class ServerPathImpl final : public ServerPath {
   std::optional<uint32_t> applied_through_;  // the last epoch the handle has applied
   std::condition_variable applied_cond_;
 
-  std::map<int, SArray<float>> responses_;
+  std::map<int, ps::SArray<float>> responses_;
   int next_timestamp_ = 0;
   uint64_t epochs_applied_ = 0;
   std::optional<uint32_t> published_epoch_;
   std::unordered_map<libra::hot::Key, std::pair<size_t, size_t>> published_offset_;
   std::vector<float> published_vals_;
-  std::list<std::pair<SimpleData, Repair>> waiting_repairs_;
+  std::list<std::pair<ps::SimpleData, Repair>> waiting_repairs_;
   uint64_t repairs_answered_ = 0;
   uint64_t apply_micros_ = 0;  // the handle's push and pull of each epoch, summed
   uint64_t fallbacks_ = 0, resumes_ = 0, fallback_epochs_ = 0, fallback_pushes_ = 0;
@@ -536,7 +536,7 @@ class ServerPathImpl final : public ServerPath {
 
 }  // namespace
 
-void WaitUntilHotApplied(uint32_t epoch) {
+void WaitUntilServerApplied(uint32_t epoch) {
   // Not under live_mu while waiting: the bridge lives until Finalize, after
   // every checkpoint.
   ServerPathImpl* path = nullptr;
@@ -547,9 +547,8 @@ void WaitUntilHotApplied(uint32_t epoch) {
   if (path != nullptr) path->WaitApplied(epoch);
 }
 
-std::unique_ptr<ServerPath> ServerPath::Create(Handle handle) {
-  if (!HotPathNode::Get()->enabled()) return nullptr;
+std::unique_ptr<ps::ServerHotPath> MakeServerPath(ps::ServerHotPath::Handle handle) {
   return std::make_unique<ServerPathImpl>(std::move(handle));
 }
 
-}  // namespace ps::hotpath
+}  // namespace libra::hotpath

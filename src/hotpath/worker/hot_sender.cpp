@@ -9,10 +9,10 @@
 #include <string>
 #include <thread>
 
-#include "hotpath/node/datagram_socket.h"
 #include "hotpath/messages/hot_packets.h"
-#include "hotpath/worker/hot_replica.h"
+#include "hotpath/node/datagram_socket.h"
 #include "hotpath/node/retry_clock.h"
+#include "hotpath/worker/hot_replica.h"
 
 namespace libra::hotpath {
 namespace {

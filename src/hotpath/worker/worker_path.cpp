@@ -1,4 +1,4 @@
-#include "ps/internal/hotpath_worker.h"
+#include "hotpath/worker/worker_path.h"
 
 #include <algorithm>
 #include <atomic>
@@ -12,15 +12,15 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "hotpath/node/hot_path_node.h"
 #include "hot/hot_key_table.h"
+#include "hotpath/node/hot_path_node.h"
 #include "hotpath/server/hot_collector.h"
 #include "hotpath/worker/hot_sender.h"
 #include "ps/internal/logging.h"
 #include "ps/internal/postoffice.h"
 #include "ps/internal/threadsafe_queue.h"
 
-namespace ps::hotpath {
+namespace libra::hotpath {
 namespace {
 
 using libra::hotpath::HotPathStatus;
@@ -48,7 +48,7 @@ constexpr std::chrono::milliseconds kRepairAfter{10000};
 constexpr std::chrono::milliseconds kProbeBudget{3000};
 
 // Values per key of a push: lens, or an even share of vals.
-int LengthOf(const WorkerPath::Parts& parts, size_t i) {
+int LengthOf(const ps::WorkerHotPath::Parts& parts, size_t i) {
   if (!parts.lens.empty()) return parts.lens[i];
   return parts.keys.empty() ? 0 : static_cast<int>(parts.vals.size() / parts.keys.size());
 }
@@ -69,7 +69,7 @@ constexpr std::chrono::seconds kRetireBudget{5};
 // ResumeAtEpoch's epoch, taken by the worker path at its first push.
 std::atomic<uint32_t> resume_epoch{0};
 
-class WorkerPathImpl final : public WorkerPath {
+class WorkerPathImpl final : public ps::WorkerHotPath {
  public:
   explicit WorkerPathImpl(ServerOf server_of)
       : node_(HotPathNode::Get()),
@@ -134,7 +134,7 @@ class WorkerPathImpl final : public WorkerPath {
     Task task{epoch, {}, pull_back, hot.keys, std::move(done), generation_};
     if (sender_) {
       SendWrittenRows(epoch, hot.keys);
-      task.sent = sender_->Push(epoch, std::span<const Key>(hot.keys.data(), hot.keys.size()),
+      task.sent = sender_->Push(epoch, std::span<const ps::Key>(hot.keys.data(), hot.keys.size()),
                                 std::span<const float>(hot.vals.data(), hot.vals.size()),
                                 std::span<const int>(hot.lens.data(), hot.lens.size()));
     } else {
@@ -148,14 +148,15 @@ class WorkerPathImpl final : public WorkerPath {
     return true;
   }
 
-  bool Pull(const SArray<Key>& keys, SArray<Key>* cold_keys, PartDone done) override {
+  bool Pull(const ps::SArray<ps::Key>& keys, ps::SArray<ps::Key>* cold_keys,
+            PartDone done) override {
     std::lock_guard<std::mutex> lock(push_mu_);
     if (!hot_set_) {
       *cold_keys = keys;
       return false;
     }
-    SArray<Key> hot;
-    for (Key key : keys) (hot_set_->IsHot(key) ? hot : *cold_keys).push_back(key);
+    ps::SArray<ps::Key> hot;
+    for (ps::Key key : keys) (hot_set_->IsHot(key) ? hot : *cold_keys).push_back(key);
     if (hot.empty()) return false;
     AddTask(Task{last_pushed_, {}, true, hot, std::move(done), generation_});
     return true;
@@ -166,7 +167,7 @@ class WorkerPathImpl final : public WorkerPath {
     uint32_t epoch;
     std::shared_future<HotPathStatus> sent;  // invalid for a plain pull or a fallback push
     bool read_replica;
-    SArray<Key> keys;
+    ps::SArray<ps::Key> keys;
     PartDone done;
     uint32_t generation;  // the hot path's incarnation when it was queued
   };
@@ -195,16 +196,16 @@ class WorkerPathImpl final : public WorkerPath {
     JoinRequest join;
     join.epoch = epoch;
     join.role = JoinRequest::Role::kWorker;
-    join.rank = static_cast<uint32_t>(Postoffice::Get()->my_rank());
+    join.rank = static_cast<uint32_t>(ps::Postoffice::Get()->my_rank());
     join.address = node_->ReserveUdpEndpoint();
     join.max_abs_value = max_abs_;
-    counts_.ForEach([&](Key key, const Sampled& s) {
+    counts_.ForEach([&](ps::Key key, const Sampled& s) {
       join.counts.push_back({key, s.value_len, s.updates, 0});
     });
     counts_.Clear();
     std::sort(join.counts.begin(), join.counts.end(),
               [](const KeyCount& a, const KeyCount& b) { return a.key < b.key; });
-    SArray<Key> keys;
+    ps::SArray<ps::Key> keys;
     for (const KeyCount& c : join.counts) keys.push_back(c.key);
     const std::vector<uint32_t> servers = server_of_(keys);
     for (size_t i = 0; i < join.counts.size(); ++i) join.counts[i].server = servers[i];
@@ -212,7 +213,7 @@ class WorkerPathImpl final : public WorkerPath {
     if (!install.enabled) return;  // the controller logged why
     hot_set_ = install.hot_set;
     key_owners_ =
-        HotKeyOwners(*install.hot_set, install.owners, Postoffice::Get()->GetServerKeyRanges());
+        HotKeyOwners(*install.hot_set, install.owners, ps::Postoffice::Get()->GetServerKeyRanges());
     sender_options_.worker_id = static_cast<uint16_t>(join.rank);
     sender_options_.switch_address = Config().switch_data;
     sender_options_.local = join.address;
@@ -334,7 +335,7 @@ class WorkerPathImpl final : public WorkerPath {
     }
     if (!kept) return out;
     out.epoch = ask.epoch;
-    const std::unordered_set<Key> wanted(ask.keys.begin(), ask.keys.end());
+    const std::unordered_set<ps::Key> wanted(ask.keys.begin(), ask.keys.end());
     size_t offset = 0;
     for (size_t i = 0; i < kept->keys.size(); ++i) {
       const size_t len = static_cast<size_t>(kept->lens[i]);
@@ -350,14 +351,14 @@ class WorkerPathImpl final : public WorkerPath {
 
   // One epoch's hot values to the servers, each its own keys (every server
   // gets one, maybe empty: it counts the workers).
-  void SendToServers(uint32_t epoch, std::span<const Key> keys, std::span<const float> vals) {
-    std::vector<FallbackPush> pushes(Postoffice::Get()->num_servers());
+  void SendToServers(uint32_t epoch, std::span<const ps::Key> keys, std::span<const float> vals) {
+    std::vector<FallbackPush> pushes(ps::Postoffice::Get()->num_servers());
     for (FallbackPush& push : pushes) {
       push.epoch = epoch;
       push.worker = sender_options_.worker_id;
     }
     size_t offset = 0;
-    for (Key key : keys) {
+    for (ps::Key key : keys) {
       const uint32_t index = hot_set_->Find(key);
       const uint32_t len = hot_set_->keys()[index].value_len;
       FallbackPush& push = pushes.at(key_owners_[index]);
@@ -373,7 +374,7 @@ class WorkerPathImpl final : public WorkerPath {
     kept.epoch = epoch;
     kept.keys.assign(keys.begin(), keys.end());
     kept.vals.assign(vals.begin(), vals.end());
-    for (Key key : keys) {
+    for (ps::Key key : keys) {
       kept.lens.push_back(static_cast<int>(hot_set_->keys()[hot_set_->Find(key)].value_len));
     }
     sent_to_servers_.push_back(std::move(kept));
@@ -401,14 +402,14 @@ class WorkerPathImpl final : public WorkerPath {
 
   // Tells every server that owns hot keys which of its rows this epoch's hot
   // values go to; sent before the values, so it is ahead of the cold ones.
-  void SendWrittenRows(uint32_t epoch, const SArray<Key>& hot_keys) {
+  void SendWrittenRows(uint32_t epoch, const ps::SArray<ps::Key>& hot_keys) {
     std::vector<WrittenRows> reports(rows_of_server_.size());
     for (size_t s = 0; s < reports.size(); ++s) {
       reports[s].epoch = epoch;
       reports[s].worker = sender_options_.worker_id;
       reports[s].bitmap.assign((rows_of_server_[s] + 7) / 8, 0);
     }
-    for (Key key : hot_keys) {
+    for (ps::Key key : hot_keys) {
       const uint32_t index = hot_set_->Find(key);
       const uint32_t server = key_owners_[index];
       for (const libra::hot::CellAddress& cell : hot_set_->CellsOf(index)) {
@@ -455,7 +456,7 @@ class WorkerPathImpl final : public WorkerPath {
 
   // The values of hot `keys` as of `epoch`: from the replica while the
   // switch is up, else from the servers.
-  Parts Read(uint32_t epoch, const SArray<Key>& keys) {
+  Parts Read(uint32_t epoch, const ps::SArray<ps::Key>& keys) {
     while (true) {
       uint32_t generation = 0;
       std::shared_ptr<libra::hotpath::HotSender> sender = SenderFor(epoch, &generation);
@@ -467,22 +468,22 @@ class WorkerPathImpl final : public WorkerPath {
 
   // Asks the servers for `keys` as of `epoch` (each answers once it has
   // applied it); no keys: just waits until every server has.
-  Parts ReadFromServers(uint32_t epoch, const SArray<Key>& keys) {
+  Parts ReadFromServers(uint32_t epoch, const ps::SArray<ps::Key>& keys) {
     Repair request;
     request.epoch = epoch;
     request.keys.assign(keys.begin(), keys.end());
-    std::unordered_map<Key, std::pair<const Repair*, size_t>> found;
+    std::unordered_map<ps::Key, std::pair<const Repair*, size_t>> found;
     const std::vector<Repair> answers = node_->RequestRepair(request);
     for (const Repair& answer : answers) {
       size_t offset = 0;
-      for (Key key : answer.keys) {
+      for (ps::Key key : answer.keys) {
         found[key] = {&answer, offset};
         offset += hot_set_->keys()[hot_set_->Find(key)].value_len;
       }
     }
     Parts out;
     out.keys = keys;
-    for (Key key : keys) {
+    for (ps::Key key : keys) {
       const int len = static_cast<int>(hot_set_->keys()[hot_set_->Find(key)].value_len);
       auto it = found.find(key);
       CHECK(it != found.end()) << "libra: no server answered for hot key " << key << " of epoch "
@@ -501,7 +502,7 @@ class WorkerPathImpl final : public WorkerPath {
   // after kRepairAfter the servers are asked for what they published (a
   // REPLICA lost). nullopt when the worker fell back meanwhile.
   std::optional<Parts> ReadReplica(libra::hotpath::HotSender& sender, uint32_t generation,
-                                   uint32_t epoch, const SArray<Key>& keys) {
+                                   uint32_t epoch, const ps::SArray<ps::Key>& keys) {
     Parts out;
     out.keys = keys;
     std::vector<float> vals;
@@ -509,7 +510,7 @@ class WorkerPathImpl final : public WorkerPath {
     const auto deadline = Clock::now() + kReplicaDeadline;
     auto next_probe = Clock::now() + kSilentReplicaTimeout;
     auto next_repair = Clock::now() + kRepairAfter;
-    while (sender.Pull(std::span<const Key>(keys.data(), keys.size()), &vals, &lens,
+    while (sender.Pull(std::span<const ps::Key>(keys.data(), keys.size()), &vals, &lens,
                        kReplicaPollSlice) != HotPathStatus::kOk) {
       if (fallback_) return std::nullopt;
       if (Clock::now() < next_probe) continue;
@@ -744,7 +745,7 @@ class WorkerPathImpl final : public WorkerPath {
   uint64_t fallbacks_ = 0, resumes_ = 0, epochs_resent_ = 0, epochs_to_servers_ = 0;
   std::atomic<uint64_t> repairs_{0}, repaired_values_{0}, reads_from_servers_{0};
 
-  ThreadsafeQueue<std::optional<Task>> tasks_;
+  ps::ThreadsafeQueue<std::optional<Task>> tasks_;
   std::mutex drain_mu_;
   std::condition_variable drained_;
   int tasks_pending_ = 0;  // guarded by drain_mu_
@@ -758,11 +759,10 @@ class WorkerPathImpl final : public WorkerPath {
 
 }  // namespace
 
-void ResumeAtEpoch(uint32_t epoch) { resume_epoch.store(epoch); }
+void ResumeWorkerAtEpoch(uint32_t epoch) { resume_epoch.store(epoch); }
 
-std::unique_ptr<WorkerPath> WorkerPath::Create(ServerOf server_of) {
-  if (!HotPathNode::Get()->enabled()) return nullptr;
+std::unique_ptr<ps::WorkerHotPath> MakeWorkerPath(ps::WorkerHotPath::ServerOf server_of) {
   return std::make_unique<WorkerPathImpl>(std::move(server_of));
 }
 
-}  // namespace ps::hotpath
+}  // namespace libra::hotpath

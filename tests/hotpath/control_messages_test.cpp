@@ -1,14 +1,15 @@
 // Unit tests of the hot path's control plane: the JOIN/INSTALL encoding (a
 // malformed body is rejected, never trusted) and the controller's choices.
+#include "hotpath/messages/control_messages.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
 
-#include "hotpath/controller/controller.h"
-#include "hotpath/messages/control_messages.h"
 #include "hot/placement.h"
+#include "hotpath/controller/controller.h"
 
-namespace ps::hotpath {
+namespace libra::hotpath {
 namespace {
 
 JoinRequest SampleJoin() {
@@ -40,11 +41,11 @@ Install SampleInstall() {
 // server whose key range holds each key.
 TEST(HotPathMessages, HotKeyOwnersFollowTheControllerOrTheKeyRanges) {
   const Install install = SampleInstall();
-  const std::vector<Range> ranges = {Range(0, 6), Range(6, 100)};
+  const std::vector<ps::Range> ranges = {ps::Range(0, 6), ps::Range(6, 100)};
   EXPECT_EQ(HotKeyOwners(*install.hot_set, install.owners, ranges),
             (std::vector<uint32_t>{0, 1, 0}));
   EXPECT_EQ(HotKeyOwners(*install.hot_set, {}, ranges), (std::vector<uint32_t>{0, 1, 0}));
-  EXPECT_EQ(HotKeyOwners(*install.hot_set, {}, {Range(0, 3), Range(3, 100)}),
+  EXPECT_EQ(HotKeyOwners(*install.hot_set, {}, {ps::Range(0, 3), ps::Range(3, 100)}),
             (std::vector<uint32_t>{1, 1, 0}));
 }
 
@@ -227,4 +228,4 @@ TEST(HotPathController, ScaleLeavesHeadroomForEveryWorkersSum) {
 }
 
 }  // namespace
-}  // namespace ps::hotpath
+}  // namespace libra::hotpath

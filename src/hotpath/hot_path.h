@@ -1,10 +1,11 @@
-// Libra's hot path inside the parameter-server runtime, as tools see it.
+// Libra's hot path as the layers above the runtime (training, tools) see it.
 //
 // The runtime turns the hot path on when LIBRA_SWITCH is set (docs/hotpath.md,
 // "Turning it on", lists every LIBRA_* variable); applications do not change.
-// This header only exposes what a process can report about it.
+// The runtime itself reaches it through include/ps/internal/hot_path_hooks.h.
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 
 namespace libra::hotpath {
@@ -19,5 +20,16 @@ namespace libra::hotpath {
 //           "sender" (HotSenderCounters as an object);
 //   server: "epochs_collected", "collector" (HotCollectorCounters).
 nlohmann::json NodeReport();
+
+// A job resumed from a checkpoint after `epoch` pushes per worker: this
+// worker's next push is epoch `epoch`, so that the hot path's epochs are
+// those of the job it resumes. Call before the first push.
+void ResumeAtEpoch(uint32_t epoch);
+
+// Blocks until this server's hot path has applied epoch `epoch` to the
+// request handle: at once when there is no hot path here, it owns no hot
+// keys, or it starts after `epoch`. A checkpoint of iteration i waits for
+// epoch i - 1 (one push per iteration), so that it holds both paths' updates.
+void WaitUntilHotApplied(uint32_t epoch);
 
 }  // namespace libra::hotpath

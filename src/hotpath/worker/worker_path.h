@@ -1,0 +1,21 @@
+// The worker's side of the hot path behind KVWorker<float> (the
+// ps::WorkerHotPath hook): sampling before the first hot epoch, the hot/cold
+// split of every push, fallback to the servers while the switch is down,
+// resuming, replica repair and WRITTEN_ROWS reports.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "ps/internal/hot_path_hooks.h"
+
+namespace libra::hotpath {
+
+// The worker path of this process; the hot path must be enabled.
+std::unique_ptr<ps::WorkerHotPath> MakeWorkerPath(ps::WorkerHotPath::ServerOf server_of);
+
+// A job resumed from a checkpoint after `epoch` pushes per worker: this
+// worker's next push is epoch `epoch`. Call before the first push.
+void ResumeWorkerAtEpoch(uint32_t epoch);
+
+}  // namespace libra::hotpath

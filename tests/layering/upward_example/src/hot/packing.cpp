@@ -1,0 +1,2 @@
+// Upward: hot is below train.
+#include "train/model.h"

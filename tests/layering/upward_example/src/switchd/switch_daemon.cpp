@@ -1,0 +1,2 @@
+// Private: stages.h is not among dataplane's public headers.
+#include "dataplane/stages.h"
