@@ -14,8 +14,9 @@ void LibraOptions::Validate() const {
   if (switch_address.empty() != switch_control.empty()) {
     throw std::invalid_argument("--switch and --switch-control go together");
   }
+  CheckCapacity(capacity);
   if (!enabled()) {
-    if (!hot_set_path.empty() || capacity_cells != 0 || !job_token.empty()) {
+    if (!hot_set_path.empty() || capacity != "auto" || !job_token.empty()) {
       throw std::invalid_argument("--hot-set, --capacity and --job-token need --libra or --switch");
     }
     return;
@@ -25,6 +26,15 @@ void LibraOptions::Validate() const {
   }
   // Read it here, so a bad file is named before any process starts.
   if (!hot_set_path.empty()) hot::ReadHotSetFile(hot_set_path);
+}
+
+void CheckCapacity(const std::string& capacity) {
+  if (capacity == "auto") return;
+  if (capacity.empty() || capacity.size() > 19 ||
+      capacity.find_first_not_of("0123456789") != std::string::npos) {
+    throw std::invalid_argument("--capacity must be 'auto' or a number of switch cells, not '" +
+                                capacity + "'");
+  }
 }
 
 uint64_t SampleEpochs(double fraction, uint64_t pushes_per_worker) {
@@ -43,7 +53,8 @@ std::map<std::string, std::string> LibraEnvironment(const LibraOptions& options,
   } else {
     env["LIBRA_SAMPLE_EPOCHS"] =
         std::to_string(SampleEpochs(options.sample_fraction, pushes_per_worker));
-    if (options.capacity_cells > 0) env["LIBRA_CAPACITY"] = std::to_string(options.capacity_cells);
+    env["LIBRA_CAPACITY"] = options.capacity;
+    if (options.link_mbit > 0) env["LIBRA_LINK_MBIT"] = std::to_string(options.link_mbit);
   }
   if (!options.job_token.empty()) env["LIBRA_JOB_TOKEN"] = options.job_token;
   return env;

@@ -15,8 +15,12 @@ struct LibraOptions {
   std::string switch_control;     // ... and its control address
   std::string hot_set_path;       // hot-set file; "" : sample instead
   double sample_fraction = 0.05;  // share of each worker's pushes sampled
-  uint64_t capacity_cells = 0;    // hot-set capacity when sampling; 0: the whole switch
-  std::string job_token;          // "" : the runtime's default
+  // The hot set when sampling: "auto", the set the cost model predicts pays
+  // on these links (maybe none: the job runs plain); or a number of switch
+  // cells that forces a set that large ("0": the whole switch).
+  std::string capacity = "auto";
+  uint64_t link_mbit = 0;  // every host's link, for the cost model; 0: unknown
+  std::string job_token;   // "" : the runtime's default
 
   bool enabled() const { return local_switch || !switch_address.empty(); }
 
@@ -24,6 +28,9 @@ struct LibraOptions {
   // missing addresses, a bad fraction, a hot-set file that cannot be read).
   void Validate() const;
 };
+
+// Throws std::invalid_argument unless `capacity` is "auto" or a cell count.
+void CheckCapacity(const std::string& capacity);
 
 // The sampling phase in pushes per worker: ceil(fraction * pushes), at least 1.
 uint64_t SampleEpochs(double fraction, uint64_t pushes_per_worker);

@@ -19,7 +19,7 @@ TEST(LibraOptionsTest, TheEnvironmentNamesTheSwitchAndHowTheHotSetIsFound) {
   LibraOptions sampled;
   sampled.local_switch = true;
   sampled.sample_fraction = 0.1;
-  sampled.capacity_cells = 5000;
+  sampled.capacity = "5000";
   sampled.job_token = "secret";
   const auto env = LibraEnvironment(sampled, "127.0.0.1:5000", "127.0.0.1:5001", 95);
   EXPECT_EQ(env.at("LIBRA_SWITCH"), "127.0.0.1:5000");
@@ -37,6 +37,24 @@ TEST(LibraOptionsTest, TheEnvironmentNamesTheSwitchAndHowTheHotSetIsFound) {
   EXPECT_EQ(file_env.at("LIBRA_HOT_SET"), "/data/hot.set");
   EXPECT_EQ(file_env.count("LIBRA_SAMPLE_EPOCHS"), 0u);
   EXPECT_EQ(file_env.count("LIBRA_JOB_TOKEN"), 0u) << "the runtime's default token";
+}
+
+TEST(LibraOptionsTest, TheCostModelChoosesTheHotSetUnlessACapacityForcesOne) {
+  LibraOptions automatic;
+  automatic.local_switch = true;
+  automatic.link_mbit = 100;
+  const auto env = LibraEnvironment(automatic, "127.0.0.1:5000", "127.0.0.1:5001", 95);
+  EXPECT_EQ(env.at("LIBRA_CAPACITY"), "auto");
+  EXPECT_EQ(env.at("LIBRA_LINK_MBIT"), "100");
+  EXPECT_NO_THROW(automatic.Validate());
+  for (const char* bad : {"", "-1", "many", "12x", "99999999999999999999"}) {
+    LibraOptions wrong = automatic;
+    wrong.capacity = bad;
+    EXPECT_THROW(wrong.Validate(), std::invalid_argument) << bad;
+  }
+  LibraOptions plain;
+  plain.capacity = "100";
+  EXPECT_THROW(plain.Validate(), std::invalid_argument) << "a capacity needs the switch";
 }
 
 TEST(LibraOptionsTest, ConflictingOrIncompleteFlagsAreRefused) {

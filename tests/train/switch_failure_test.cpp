@@ -144,7 +144,7 @@ class SwitchFailureTest : public ::testing::Test {
   static std::string File(const std::string& name) { return (dir_ / name).string(); }
   static std::string Args(const SwitchdProcess& sw, const std::string& report,
                           const std::string& flags = kFlags) {
-    return "train --data " + data_ + " " + flags + " --switch " + sw.data.ToString() +
+    return "train --data " + data_ + " " + flags + " --capacity 0 --switch " + sw.data.ToString() +
            " --switch-control " + ControlAddress(sw) + " --json " + File(report);
   }
   static nlohmann::json ReadReport(const std::string& name) {

@@ -176,16 +176,44 @@ bool HotPathRan(const nlohmann::json& report) {
 TEST_F(TrainJobTest, LibraReachesThePlainModelQualityForLogisticRegression) {
   const std::string flags =
       "--model lr --optimizer adagrad --lr 0.1 --epochs 2 --workers 3 --servers 2 --batch 100";
-  const nlohmann::json libra = Train(flags + " --libra --sample 0.1", "lr-libra.json");
+  const nlohmann::json libra = Train(flags + " --libra --capacity 0 --sample 0.1", "lr-libra.json");
   ASSERT_TRUE(HotPathRan(libra)) << "the hot path did not run (see the scheduler's log)";
   ExpectLibraMatchesPlain(Train(flags, "lr-plain.json"), libra);
+}
+
+// By default (--capacity auto) the controller keeps a hot set only where the
+// cost model predicts it pays: on loopback (taken as 10 Gbit/s links) none
+// does, so the job runs plain after sampling, says why, and ends with the
+// plain job's model bit for bit.
+TEST_F(TrainJobTest, OnFastLinksTheCostModelKeepsTheJobPlainAndSaysWhy) {
+  const std::string flags =
+      "--model lr --optimizer adagrad --lr 0.1 --epochs 1 --workers 2 --servers 1 --batch 100";
+  const nlohmann::json libra = Train(flags + " --libra --sample 0.1", "auto-libra.json");
+  ASSERT_TRUE(HotPathRan(libra)) << "the hot path did not run (see the scheduler's log)";
+  const nlohmann::json plain = Train(flags, "auto-plain.json");
+  ASSERT_FALSE(plain.is_discarded());
+  EXPECT_EQ(libra.value("model_fingerprint", "libra"), plain.value("model_fingerprint", "plain"));
+  bool reported = false;
+  for (const nlohmann::json& node : libra["nodes"]) {
+    if (node.value("role", "") == "worker") {
+      EXPECT_EQ(node["hot_path"].value("epochs_hot", 0), 0) << node["hot_path"].dump();
+    }
+    if (node.value("role", "") != "scheduler") continue;
+    const nlohmann::json& cost = node["hot_path"]["cost_model"];
+    ASSERT_TRUE(cost.is_object()) << node["hot_path"].dump();
+    EXPECT_EQ(cost.value("keys", -1), 0);
+    EXPECT_NE(cost.value("why", "").find("no hot set pays"), std::string::npos) << cost.dump();
+    reported = true;
+  }
+  EXPECT_TRUE(reported) << "no scheduler in the report";
 }
 
 TEST_F(TrainJobTest, LibraReachesThePlainModelQualityForDeepFm) {
   const std::string flags =
       "--model deepfm --embedding-dim 4 --optimizer adagrad --lr 0.05 --epochs 1 --workers 2 "
       "--servers 1 --batch 200";
-  const nlohmann::json libra = Train(flags + " --libra --sample 0.1", "dfm-libra.json");
+  const nlohmann::json libra =
+      Train(flags + " --libra --capacity 0 --sample 0.1", "dfm-libra.json");
   ASSERT_TRUE(HotPathRan(libra)) << "the hot path did not run (see the scheduler's log)";
   ExpectLibraMatchesPlain(Train(flags, "dfm-plain.json"), libra);
   // The server read only the rows the workers said they wrote (WRITTEN_ROWS),
@@ -211,9 +239,9 @@ TEST_F(TrainJobTest, LibraUnderPacketLossTrainsTheBitIdenticalModel) {
     libra::test_support::SwitchdProcess sw(
         lossy ? std::vector<std::string>{"--drop-rate", "0.05", "--drop-seed", "3"}
               : std::vector<std::string>{});
-    const nlohmann::json report =
-        Train(flags + " --switch " + sw.data.ToString() + " --switch-control " + sw.control,
-              lossy ? "loss.json" : "clean.json");
+    const nlohmann::json report = Train(
+        flags + " --capacity 0 --switch " + sw.data.ToString() + " --switch-control " + sw.control,
+        lossy ? "loss.json" : "clean.json");
     ASSERT_TRUE(HotPathRan(report));
     fingerprints[lossy] = report.value("model_fingerprint", "");
   }
@@ -248,9 +276,9 @@ TEST_F(TrainJobTest, SaturatedHotSumsAreSummedExactlyFromTheWorkersValues) {
                             "--servers 2 --batch 2 --timeout 60 --json ";
   const CommandResult plain = RunLibra("train " + flags + File("large-plain.json"));
   ASSERT_EQ(plain.status, 0) << plain.output;
-  const CommandResult libra =
-      libra::test_support::RunCommand("LIBRA_SCALE_BITS=28 " + std::string(LIBRA_BIN) + " train " +
-                                      flags + File("large-libra.json") + " --libra --sample 0.1");
+  const CommandResult libra = libra::test_support::RunCommand(
+      "LIBRA_SCALE_BITS=28 " + std::string(LIBRA_BIN) + " train " + flags +
+      File("large-libra.json") + " --libra --capacity 0 --sample 0.1");
   ASSERT_EQ(libra.status, 0) << libra.output;
   const nlohmann::json p = ReadJson(File("large-plain.json"));
   const nlohmann::json l = ReadJson(File("large-libra.json"));
@@ -333,7 +361,8 @@ TEST_F(TrainJobTest, AFloodOfForgedPacketsLeavesTheLibraModelBitIdentical) {
     {
       std::unique_ptr<PacketFlood> flood;
       if (flooded) flood = std::make_unique<PacketFlood>(sw.data);
-      report = Train(flags + " --switch " + sw.data.ToString() + " --switch-control " + sw.control,
+      report = Train(flags + " --capacity 0 --switch " + sw.data.ToString() + " --switch-control " +
+                         sw.control,
                      flooded ? "flood.json" : "calm.json");
       if (flood) sent = flood->sent();
     }

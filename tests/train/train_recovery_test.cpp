@@ -199,7 +199,7 @@ TEST_F(TrainRecoveryTest, CheckpointFlagsThatDoNotGoTogetherAreNamed) {
 TEST_F(TrainRecoveryTest, ResumedLibraJobEndsWithTheUninterruptedModel) {
   const std::string flags =
       "--model lr --optimizer adagrad --lr 0.1 --epochs 2 --workers 3 --servers 2 --batch 50 "
-      "--libra --sample 0.1";
+      "--libra --capacity 0 --sample 0.1";
   const std::string output = ExpectResumeGivesTheSameModel("libra", flags, 10, 33, 30);
   EXPECT_NE(output.find("resuming with the hot path of"), std::string::npos) << output;
   EXPECT_NE(output.find("on the hot path from epoch 30 "), std::string::npos) << output;
@@ -301,7 +301,7 @@ void ExpectKilledNodeStopsTheJob(const std::string& data, const std::string& vic
       "lr",      "--workers", "2",        "--servers", "2",
       "--batch", "5",         "--epochs", "100",       "--progress-interval",
       "0.2",     "--timeout", "120",      "--json",    dir + "/kill.json"};
-  if (libra) argv.insert(argv.end(), {"--libra", "--sample", "0.001"});
+  if (libra) argv.insert(argv.end(), {"--libra", "--capacity", "0", "--sample", "0.001"});
   const Started job = Start(argv, log);
   ASSERT_GT(job.pid, 0);
   // Training runs once worker 0 prints progress (or `running` says more).
@@ -353,30 +353,13 @@ TEST_F(TrainRecoveryTest, AKilledServerOfALibraJobLeavesNoSwitchBehind) {
 // with no process left.
 TEST_F(TrainRecoveryTest, AKilledSwitchOfALibraJobLeavesTheServersSummingAndTheJobFinishes) {
   const std::string log = File("kill-libra-switchd.log");
-  const Started job = Start({LIBRA_BIN,
-                             "train",
-                             "--data",
-                             data_,
-                             "--model",
-                             "lr",
-                             "--workers",
-                             "2",
-                             "--servers",
-                             "2",
-                             "--batch",
-                             "20",
-                             "--epochs",
-                             "2",
-                             "--progress-interval",
-                             "0.2",
-                             "--timeout",
-                             "120",
-                             "--libra",
-                             "--sample",
-                             "0.05",
-                             "--json",
-                             File("kill-switchd.json")},
-                            log);
+  const Started job =
+      Start({LIBRA_BIN, "train",     "--data",   data_,       "--model",
+             "lr",      "--workers", "2",        "--servers", "2",
+             "--batch", "20",        "--epochs", "2",         "--progress-interval",
+             "0.2",     "--timeout", "120",      "--libra",   "--capacity",
+             "0",       "--sample",  "0.05",     "--json",    File("kill-switchd.json")},
+            log);
   ASSERT_GT(job.pid, 0);
   auto deadline = Clock::now() + std::chrono::seconds(60);
   while (ReadFile(log).find("on the hot path from epoch") == std::string::npos &&

@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "launch/launcher.h"
+#include "train/libra_options.h"
 #include "train/local_switchd.h"
 
 namespace libra::tool {
@@ -25,7 +26,8 @@ struct LaunchFlags {
   std::string switch_control;
   std::string hot_set;
   int sample_epochs = 0;
-  uint64_t capacity = 0;
+  std::string capacity = "auto";
+  uint64_t link_mbit = 0;
   std::string job_token;
 };
 
@@ -59,7 +61,16 @@ int RunLaunch(const LaunchFlags& flags) {
   }
   if (!flags.hot_set.empty()) job.env["LIBRA_HOT_SET"] = flags.hot_set;
   if (flags.sample_epochs > 0) job.env["LIBRA_SAMPLE_EPOCHS"] = std::to_string(flags.sample_epochs);
-  if (flags.capacity > 0) job.env["LIBRA_CAPACITY"] = std::to_string(flags.capacity);
+  if (flags.local_switch || !flags.switch_address.empty()) {
+    try {
+      train::CheckCapacity(flags.capacity);
+    } catch (const std::invalid_argument& e) {
+      std::cerr << "launch: " << e.what() << "\n";
+      return 2;
+    }
+    if (flags.hot_set.empty()) job.env["LIBRA_CAPACITY"] = flags.capacity;
+    if (flags.link_mbit > 0) job.env["LIBRA_LINK_MBIT"] = std::to_string(flags.link_mbit);
+  }
   if (!flags.job_token.empty()) job.env["LIBRA_JOB_TOKEN"] = flags.job_token;
   return RunProcesses(LocalJobProcesses(job), flags.timeout_s);
 }
@@ -83,7 +94,12 @@ void AddLaunchCommand(CLI::App& parent, Runner& run) {
   sub->add_option("--sample-epochs", flags->sample_epochs,
                   "Libra: pushes per worker in the sampling phase (default 20)")
       ->check(CLI::Range(1, 1 << 30));
-  sub->add_option("--capacity", flags->capacity, "Libra: hot-set capacity in cells");
+  sub->add_option("--capacity", flags->capacity,
+                  "Libra: hot set when sampling: auto (what the cost model predicts pays, maybe "
+                  "none) or a number of switch cells (0: the whole switch)")
+      ->capture_default_str();
+  sub->add_option("--link-mbit", flags->link_mbit,
+                  "Libra: every host's link in Mbit/s, for the cost model (default: 10 Gbit/s)");
   sub->add_option("--job-token", flags->job_token, "Libra: the switch job's token");
   sub->add_option("command", flags->command, "PROGRAM ARGS (after --)")->required();
   sub->callback([&run, flags] { run = [flags] { return RunLaunch(*flags); }; });

@@ -125,9 +125,13 @@ void AddTrainCommand(CLI::App& parent, Runner& run) {
                   "Share of each worker's pushes sampled before the hot path starts")
       ->capture_default_str()
       ->check(CLI::Range(1e-6, 1.0));
-  sub->add_option("--capacity", libra.capacity_cells,
-                  "Hot-set capacity in switch cells when sampling (0: the whole switch)")
+  sub->add_option("--capacity", libra.capacity,
+                  "Hot set when sampling: auto (the set the cost model predicts pays on these "
+                  "links, maybe none) or a number of switch cells (0: the whole switch)")
       ->capture_default_str();
+  sub->add_option("--link-mbit", libra.link_mbit,
+                  "Every host's link speed in Mbit/s, for the cost model (default: unknown, "
+                  "taken as 10 Gbit/s)");
   sub->add_option("--job-token", libra.job_token, "The job's token on the switch");
   sub->add_option("--checkpoint-dir", config->checkpoint_dir,
                   "Servers write checkpoints of their shards here (one file per server)");

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <exception>
 
+#include "hot/cost_model.h"
 #include "hot/hot_switch_layout.h"
 #include "hot/placement.h"
 #include "hotpath/controller/switch_control_client.h"
@@ -77,6 +78,29 @@ std::shared_ptr<const libra::hot::HotSet> Controller::ChooseFromSamples(
   if (chosen.empty()) {
     *why = "no keys were pushed during the sampling phase";
     return nullptr;
+  }
+  if (config_.capacity_auto) {
+    // Keep the prefix of the heaviest keys that pays, or none.
+    libra::hot::CostInput input;
+    input.num_workers = static_cast<uint32_t>(num_workers_);
+    input.num_servers = static_cast<uint32_t>(num_servers_);
+    input.slots_per_packet = layout.num_arrays;
+    input.capacity_values = capacity;
+    input.link_bytes_per_s = config_.link_mbit * 1e6 / 8;
+    for (const libra::hot::HotKey& k : chosen) {
+      input.keys.push_back(
+          {k.key, k.value_len, static_cast<double>(k.frequency) / config_.sample_epochs});
+    }
+    const libra::hot::CostChoice choice = libra::hot::ChooseByCost(input);
+    cost_ = choice.chosen;
+    cost_why_ = choice.why;
+    LOG(INFO) << "libra: " << choice.why;
+    if (choice.chosen.keys == 0) {
+      *why = choice.why;
+      return nullptr;
+    }
+    // ChooseHotKeys and ChooseByCost both order by updates (ties: as given).
+    chosen.resize(choice.chosen.keys);
   }
   owners->clear();
   for (const libra::hot::HotKey& k : chosen) owners->push_back(servers[*index.Find(k.key)]);
@@ -184,6 +208,26 @@ Install Controller::Decide() {
     install.reason = e.what();
   }
   return install;
+}
+
+nlohmann::json Controller::CostReport() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!cost_) return nullptr;
+  const libra::hot::CostPrediction& p = *cost_;
+  return {{"why", cost_why_},
+          {"keys", p.keys},
+          {"values", p.values},
+          {"written_values_per_epoch", p.written_values},
+          {"written_rows_per_epoch", p.written_rows},
+          {"plain_server_bytes_per_epoch", p.plain_server_bytes},
+          {"libra_server_bytes_per_epoch", p.libra_server_bytes},
+          {"plain_worker_bytes_per_epoch", p.plain_worker_bytes},
+          {"libra_worker_bytes_per_epoch", p.libra_worker_bytes},
+          {"libra_server_packets_per_epoch", p.libra_server_packets},
+          {"libra_worker_packets_per_epoch", p.libra_worker_packets},
+          {"libra_switch_packets_per_epoch", p.libra_switch_packets},
+          {"plain_seconds_per_epoch", p.plain_seconds},
+          {"libra_seconds_per_epoch", p.libra_seconds}};
 }
 
 void Controller::SetApp(ps::SimpleApp* app, int switch_down_head, int resume_query_head,

@@ -19,11 +19,13 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "hot/cost_model.h"
 #include "hotpath/messages/control_messages.h"
 #include "hotpath/node/hot_path_config.h"
 #include "ps/simple_app.h"
@@ -54,6 +56,11 @@ class Controller {
   // 2^F stays 16x below the int32 limit, F in [0, 24]; 16 if nothing is known.
   static int ChooseScaleBits(uint32_t num_workers, float max_abs);
 
+  // The cost model's choice (LIBRA_CAPACITY=auto) for the scheduler's report:
+  // null before it or without it; else "why" and the chosen set's predicted
+  // per-epoch bytes, packets and seconds (docs/hot-parameters.md).
+  nlohmann::json CostReport();
+
  private:
   Install Decide();
   // The hot set of the sampled counts, and the server that owns each key.
@@ -78,6 +85,8 @@ class Controller {
   std::mutex mu_;
   std::vector<std::pair<ps::SimpleData, JoinRequest>> joins_;
   bool installed_ = false;
+  std::optional<libra::hot::CostPrediction> cost_;  // the cost model's choice
+  std::string cost_why_;
 
   ps::SimpleApp* app_ = nullptr;
   int switch_down_head_ = 0, resume_query_head_ = 0, resume_head_ = 0;

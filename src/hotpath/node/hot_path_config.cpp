@@ -41,7 +41,14 @@ HotPathConfig ReadConfig() {
   config.sample_epochs = static_cast<uint32_t>(
       env->IntOr("LIBRA_SAMPLE_EPOCHS", 20, 1, std::numeric_limits<int>::max()));
   if (const char* capacity = env->find("LIBRA_CAPACITY"); capacity && *capacity) {
-    config.capacity_cells = ParseCount("LIBRA_CAPACITY", capacity);
+    if (std::string_view(capacity) == "auto") {
+      config.capacity_auto = true;
+    } else {
+      config.capacity_cells = ParseCount("LIBRA_CAPACITY", capacity);
+    }
+  }
+  if (const char* rate = env->find("LIBRA_LINK_MBIT"); rate && *rate) {
+    config.link_mbit = static_cast<double>(ParseCount("LIBRA_LINK_MBIT", rate));
   }
   config.job_id =
       static_cast<uint32_t>(env->IntOr("LIBRA_JOB_ID", 1, 1, std::numeric_limits<int>::max()));

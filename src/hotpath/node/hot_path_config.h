@@ -12,13 +12,17 @@
 namespace libra::hotpath {
 
 struct HotPathConfig {
-  bool enabled = false;             // LIBRA_SWITCH is set
-  libra::UdpEndpoint switch_data;   // LIBRA_SWITCH
-  std::string switch_control;       // LIBRA_SWITCH_CONTROL (scheduler only)
-  std::string hot_set_path;         // LIBRA_HOT_SET: "" means sampling
-  uint32_t sample_epochs = 20;      // LIBRA_SAMPLE_EPOCHS
-  uint64_t capacity_cells = 0;      // LIBRA_CAPACITY: 0 means the whole layout
-  uint32_t job_id = 1;              // LIBRA_JOB_ID
+  bool enabled = false;            // LIBRA_SWITCH is set
+  libra::UdpEndpoint switch_data;  // LIBRA_SWITCH
+  std::string switch_control;      // LIBRA_SWITCH_CONTROL (scheduler only)
+  std::string hot_set_path;        // LIBRA_HOT_SET: "" means sampling
+  uint32_t sample_epochs = 20;     // LIBRA_SAMPLE_EPOCHS
+  uint64_t capacity_cells = 0;     // LIBRA_CAPACITY: 0 means the whole layout
+  // LIBRA_CAPACITY=auto: the controller's cost model chooses the set that
+  // pays on this job's links, which may be none (src/hot/cost_model.h).
+  bool capacity_auto = false;
+  double link_mbit = 0;  // LIBRA_LINK_MBIT: every host's link, for the cost model (0: unknown)
+  uint32_t job_id = 1;   // LIBRA_JOB_ID
   std::string job_token = "libra";  // LIBRA_JOB_TOKEN
   std::optional<int> scale_bits;    // LIBRA_SCALE_BITS: overrides the controller's choice
   // LIBRA_SAVE_INSTALL: where the controller writes the INSTALL it decided

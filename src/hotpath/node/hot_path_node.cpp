@@ -326,6 +326,7 @@ nlohmann::json HotPathNode::Report() {
   out["enabled"] = true;
   out["mode"] = Config().sampling() ? "sampling" : "file";
   out["first_hot_epoch"] = Config().first_hot_epoch();
+  if (controller_) out["cost_model"] = controller_->CostReport();
   return out;
 }
 

@@ -1,0 +1,92 @@
+// The hot set that pays, or none: a per-epoch cost model of the two paths a
+// hot key can take, and the choice of the hot set that minimises it.
+//
+// From the sampling phase the controller knows, per key, how often it is
+// pushed per epoch and by how many workers. For a candidate set H (a prefix
+// of the keys in order of pushes) the model predicts, per epoch:
+//   plain PS: the pushes and pulls of H's values as key-value pairs over the
+//     servers' links, plus the servers' CPU per value;
+//   Libra:    the DATA packets from each worker, the RESULT and UPDATE
+//     packets of the rows written in the epoch (server link), the REPLICA
+//     packets to each worker (the whole set's written rows), the hosts' and
+//     the switch's CPU per packet, plus a fixed latency per epoch (the
+//     FIN -> READY -> COLLECT -> RESULT -> UPDATE -> REPLICA chain).
+// Each path's time is its busiest link or processor, as the pieces overlap.
+// The set with the largest predicted saving wins; none when no candidate
+// saves more than `min_saving` of the plain time (docs/hot-parameters.md,
+// "The cost model", gives the constants and where they were measured).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hot/hot_set.h"
+
+namespace libra::hot {
+
+// What the cost of a packet, a value and an epoch is on this system. The
+// defaults are measured on the software switch on one 2-core machine; a
+// hardware switch has a far smaller epoch latency and switch cost.
+struct CostConstants {
+  double epoch_latency_s = 4e-3;     // the hot path's round trips per epoch
+  double host_packet_s = 8e-6;       // a host's CPU to send or receive one hot packet
+  double switch_packet_s = 3e-6;     // the switch's CPU per packet (receive, program, send)
+  double plain_value_s = 40e-9;      // a server's CPU per key-value pair pushed or pulled
+  double packet_bytes = 532 + 42;    // a full hot packet on the wire (UDP/IP/Ethernet)
+  double key_value_bytes = 12;       // a key and one value on the plain path
+  double packing_utilisation = 0.7;  // values per DATA packet / slots
+  double min_saving = 0.05;          // a set must save this share of the plain time
+};
+
+// One sampled key.
+struct KeySample {
+  Key key = 0;
+  uint32_t value_len = 1;
+  double pushes_per_epoch = 0;  // pushes carrying it per epoch, over all workers
+};
+
+struct CostInput {
+  std::vector<KeySample> keys;  // any order
+  uint32_t num_workers = 1;
+  uint32_t num_servers = 1;
+  uint32_t slots_per_packet = 32;  // P: values of one row, one per register array
+  uint64_t capacity_values = 0;    // the most values the switch holds
+  double link_bytes_per_s = 0;     // every host's link; 0: unknown (taken as 10 Gbit/s)
+  CostConstants constants;
+};
+
+// The predicted per-epoch cost of one candidate set.
+struct CostPrediction {
+  size_t keys = 0;  // the set: the `keys` most pushed keys
+  uint64_t values = 0;
+  double written_values = 0;        // values some worker pushes in an epoch
+  double written_rows = 0;          // rows of P cells with a written value
+  double plain_server_bytes = 0;    // per server link, both directions
+  double plain_worker_bytes = 0;    // per worker link, both directions
+  double libra_server_bytes = 0;    // RESULT + UPDATE per server link (+ COLLECT)
+  double libra_worker_bytes = 0;    // DATA + REPLICA per worker link
+  double libra_server_packets = 0;  // per server
+  double libra_worker_packets = 0;  // per worker
+  double libra_switch_packets = 0;  // through the switch
+  double plain_seconds = 0;         // what the set's values cost on the plain PS
+  double libra_seconds = 0;         // and on the hot path
+  double saving_seconds() const { return plain_seconds - libra_seconds; }
+};
+
+struct CostChoice {
+  CostPrediction chosen;                   // keys == 0: run plain
+  std::vector<CostPrediction> candidates;  // every set tried, smallest first
+  std::vector<KeySample> ordered;          // the keys, most pushed first
+  std::string why;                         // one line a job report can show
+};
+
+// The prediction for the `keys` first of `ordered` (sorted, most pushed first).
+CostPrediction PredictCost(const CostInput& input, const std::vector<KeySample>& ordered,
+                           size_t keys);
+
+// Tries the empty set and sets of growing size (doubling from 256 keys, and
+// every key that fits) and keeps the one with the largest saving.
+CostChoice ChooseByCost(const CostInput& input);
+
+}  // namespace libra::hot

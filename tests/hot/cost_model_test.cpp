@@ -1,0 +1,91 @@
+#include "hot/cost_model.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace libra::hot {
+namespace {
+
+constexpr double kMbit = 1e6 / 8;  // bytes per second of one Mbit/s
+
+// `keys` keys of one value with Zipf-like popularity (exponent 0.9), each
+// of `workers` workers pushing `per_worker` key occurrences an epoch (a
+// batch of 1,000 rows of 26 fields): a key is pushed by a worker at most
+// once an epoch.
+CostInput ZipfJob(size_t keys, uint32_t workers, double rate_mbit, double per_worker = 26000) {
+  CostInput input;
+  input.num_workers = workers;
+  input.num_servers = 1;
+  input.capacity_values = 262144;
+  input.link_bytes_per_s = rate_mbit * kMbit;
+  double norm = 0;
+  for (size_t i = 0; i < keys; ++i) norm += 1 / std::pow(i + 1.0, 0.9);
+  for (size_t i = 0; i < keys; ++i) {
+    const double share = per_worker / std::pow(i + 1.0, 0.9) / norm;
+    input.keys.push_back({static_cast<Key>(i * 7 + 3), 1, workers * std::min(1.0, share)});
+  }
+  return input;
+}
+
+TEST(CostModel, ASlowLinkMakesTheHotSetPay) {
+  const CostChoice choice = ChooseByCost(ZipfJob(100000, 4, 20));
+  EXPECT_GT(choice.chosen.keys, 0u) << choice.why;
+  EXPECT_LT(choice.chosen.libra_seconds, choice.chosen.plain_seconds);
+  EXPECT_NE(choice.why.find("chose"), std::string::npos) << choice.why;
+}
+
+TEST(CostModel, AFastLinkLeavesEveryKeyOnThePlainParameterServer) {
+  // At 10 Gbit/s the bytes saved are worth less than the hot path's fixed
+  // latency per epoch and its packets.
+  const CostChoice choice = ChooseByCost(ZipfJob(100000, 4, 10000));
+  EXPECT_EQ(choice.chosen.keys, 0u);
+  EXPECT_NE(choice.why.find("no hot set pays"), std::string::npos) << choice.why;
+}
+
+TEST(CostModel, TheChoiceHasTheLargestSavingOfEveryCandidate) {
+  const CostChoice choice = ChooseByCost(ZipfJob(100000, 8, 100));
+  ASSERT_GT(choice.candidates.size(), 3u);
+  EXPECT_EQ(choice.candidates.front().keys, 0u);
+  for (const CostPrediction& p : choice.candidates) {
+    if (p.keys > 0 && p.saving_seconds() > 0.05 * p.plain_seconds) {
+      EXPECT_GE(choice.chosen.saving_seconds(), p.saving_seconds()) << p.keys;
+    }
+  }
+}
+
+TEST(CostModel, NoCandidateExceedsTheSwitchCapacity) {
+  CostInput input = ZipfJob(5000, 4, 20);
+  for (KeySample& k : input.keys) k.value_len = 9;  // an FM key: weight and 8 factors
+  input.capacity_values = 9 * 1000 + 8;             // room for 1,000 keys, not 1,001
+  const CostChoice choice = ChooseByCost(input);
+  for (const CostPrediction& p : choice.candidates) EXPECT_LE(p.values, input.capacity_values);
+  EXPECT_EQ(choice.candidates.back().keys, 1000u);
+}
+
+TEST(CostModel, RowsAreWrittenByTheirHottestKeyAndOnlyOncePerKey) {
+  CostInput input;
+  input.num_workers = 2;
+  input.slots_per_packet = 4;
+  input.capacity_values = 100;
+  // One key of 4 values pushed by both workers fills one row, written
+  // every epoch; two keys of one value pushed by one worker each in half of
+  // the epochs share the next row.
+  input.keys = {{1, 4, 2.0}, {2, 1, 0.5}, {3, 1, 0.5}};
+  const CostPrediction p = PredictCost(input, input.keys, 3);
+  const double w = 1 - 0.75 * 0.75;  // a key pushed by either of 2 workers, each 1 in 4
+  EXPECT_NEAR(p.written_values, 4 + 2 * w, 1e-9);
+  EXPECT_NEAR(p.written_rows, 1 + (1 - (1 - w) * (1 - w)), 1e-9);
+  EXPECT_EQ(p.values, 6u);
+}
+
+TEST(CostModel, NothingSampledMeansNoHotSet) {
+  CostInput input;
+  input.capacity_values = 1000;
+  const CostChoice choice = ChooseByCost(input);
+  EXPECT_EQ(choice.chosen.keys, 0u);
+  EXPECT_EQ(choice.why, "no sampled key fits the switch");
+}
+
+}  // namespace
+}  // namespace libra::hot
