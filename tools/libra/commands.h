@@ -35,5 +35,6 @@ void AddBenchKvCommand(CLI::App& bench, Runner& run);
 void AddBenchDataplaneCommand(CLI::App& bench, Runner& run);
 void AddBenchSwitchdCommand(CLI::App& bench, Runner& run);
 void AddBenchClusterCommand(CLI::App& bench, Runner& run);
+void AddBenchOverheadCommand(CLI::App& bench, Runner& run);
 
 }  // namespace libra::tool

@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   AddBenchDataplaneCommand(*bench, run);
   AddBenchSwitchdCommand(*bench, run);
   AddBenchClusterCommand(*bench, run);
+  AddBenchOverheadCommand(*bench, run);
 
   CLI11_PARSE(app, argc, argv);
   if (!run) {

@@ -1,0 +1,214 @@
+#include "train/overhead_bench.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <stdexcept>
+
+#include "train/model.h"
+#include "train/synthetic_data.h"
+#include "train/train_job.h"
+
+namespace libra::train {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr uint64_t kDataSeed = 4;
+
+// The cached data set of `model`: libsvm for LR and FM, Criteo-format (with
+// its fields) for DeepFM.
+std::string EnsureData(const OverheadBenchOptions& options, const std::string& model) {
+  const bool criteo = model == "deepfm";
+  const fs::path path = fs::path(options.out_dir) / ((criteo ? "criteo-" : "libsvm-") +
+                                                     std::to_string(options.rows) + "-rows.txt");
+  if (fs::exists(path)) return path.string();
+  fs::create_directories(options.out_dir);
+  SyntheticOptions synthetic;
+  synthetic.rows = options.rows;
+  synthetic.seed = kDataSeed;
+  synthetic.format = criteo ? SyntheticFormat::kCriteo : SyntheticFormat::kLibsvm;
+  const fs::path partial = path.string() + ".partial";
+  SyntheticWorkload(synthetic).Write(partial.string());
+  fs::rename(partial, path);
+  return path.string();
+}
+
+// Per-epoch rate of a counter: total / epochs (0 without epochs).
+double PerEpoch(const json& counters, const char* name, double epochs) {
+  return epochs > 0 ? counters.value(name, 0.0) / epochs : 0.0;
+}
+
+const json* NodeOf(const json& report, const std::string& role, int rank) {
+  for (const json& node : report["nodes"]) {
+    if (node.value("role", "") == role && node.value("rank", -1) == rank) return &node;
+  }
+  return nullptr;
+}
+
+// What one run's report says about the iteration and the hot path.
+json Summarise(const json& report) {
+  json out;
+  out["samples_per_second"] = report["throughput"]["samples_per_second"];
+  out["model_fingerprint"] = report.value("model_fingerprint", "");
+  out["test_log_loss"] = report["final"]["test_log_loss"];
+  const json& it = report["iterations"];
+  const double iterations = it.value("count", 0.0);
+  for (const char* part : {"pull_ms", "compute_ms", "push_ms", "total_ms"}) {
+    out["worker0_ms_per_iteration"][part] = it[part].value("mean", 0.0);
+  }
+  // ZeroMQ bytes per iteration at every node (the plain path and control).
+  for (const json& node : report["nodes"]) {
+    const std::string name = node.value("role", "") + std::to_string(node.value("rank", 0));
+    out["zmq_bytes_per_iteration"][name] = {
+        {"sent", iterations > 0 ? node.value("bytes_sent", 0.0) / iterations : 0.0},
+        {"received", iterations > 0 ? node.value("bytes_received", 0.0) / iterations : 0.0}};
+  }
+  const json* worker = NodeOf(report, "worker", 0);
+  const json* server = NodeOf(report, "server", 0);
+  const json* scheduler = NodeOf(report, "scheduler", 0);
+  const double epochs = worker ? (*worker)["hot_path"].value("epochs_hot", 0.0) : 0.0;
+  out["hot_epochs"] = epochs;
+  if (scheduler && (*scheduler)["hot_path"].contains("cost_model")) {
+    out["cost_model"] = (*scheduler)["hot_path"]["cost_model"];
+  }
+  if (epochs == 0) return out;
+  const json sender = (*worker)["hot_path"].value("sender", json::object());
+  out["worker0_hot_per_epoch"] = {
+      {"data_packets", PerEpoch(sender, "data_packets", epochs)},
+      {"fin_packets", PerEpoch(sender, "fin_packets", epochs)},
+      {"replica_packets", PerEpoch(sender, "replica_packets", epochs)},
+      {"retransmissions", PerEpoch(sender, "retransmissions", epochs)},
+      {"bytes_sent", PerEpoch(sender, "bytes_sent", epochs)},
+      {"bytes_received", PerEpoch(sender, "bytes_received", epochs)},
+      {"hot_send_ms", PerEpoch(sender, "data_micros", epochs) / 1e3},
+      {"replica_wait_ms", PerEpoch(sender, "pull_wait_micros", epochs) / 1e3}};
+  if (server) {
+    const json& hot = (*server)["hot_path"];
+    const json collector = hot.value("collector", json::object());
+    out["server0_hot_per_epoch"] = {
+        {"collect_packets", PerEpoch(collector, "collect_packets", epochs)},
+        {"results", PerEpoch(collector, "results", epochs)},
+        {"written_values", PerEpoch(collector, "written_values", epochs)},
+        {"update_packets", PerEpoch(collector, "update_packets", epochs)},
+        {"ready_polls", PerEpoch(collector, "ready_polls", epochs)},
+        {"timeouts", PerEpoch(collector, "timeouts", epochs)},
+        {"bytes_sent", PerEpoch(collector, "bytes_sent", epochs)},
+        {"bytes_received", PerEpoch(collector, "bytes_received", epochs)},
+        {"collect_ms", PerEpoch(collector, "collect_micros", epochs) / 1e3},
+        {"apply_ms", PerEpoch(hot, "apply_micros", epochs) / 1e3}};
+  }
+  if (report.contains("switch")) {
+    const json events = report["switch"].value("events", json::object());
+    json per_epoch;
+    for (const char* kind :
+         {"data_packets", "acks", "fin_packets", "ready_sent", "collect_packets", "results_sent",
+          "update_packets", "replicas_sent", "retransmissions"}) {
+      per_epoch[kind] = PerEpoch(events, kind, epochs);
+    }
+    out["switch_per_epoch"] = per_epoch;
+  }
+  return out;
+}
+
+json RunOne(TrainJobConfig config, const std::string& self, const std::string& name) {
+  config.json_path = (fs::path(config.json_path).parent_path() / (name + ".json")).string();
+  if (LaunchLocalTraining(config, self) != 0) {
+    throw std::runtime_error("libra bench overhead: the run " + name + " failed");
+  }
+  std::ifstream in(config.json_path);
+  return Summarise(json::parse(in));
+}
+
+}  // namespace
+
+void CheckOverheadBenchOptions(const OverheadBenchOptions& options) {
+  for (const std::string& model : options.models) ParseModelKind(model);
+  for (const std::string& hot_set : options.hot_sets) {
+    if (hot_set == "auto" || hot_set == "whole") continue;
+    CheckCapacity(hot_set);
+    if (hot_set == "0") throw std::invalid_argument("--hot-sets: use 'whole', not 0 keys");
+  }
+  if (options.rows == 0 || options.epochs == 0 || options.repeat == 0) {
+    throw std::invalid_argument("--rows, --epochs and --repeat must be positive");
+  }
+  if (options.batches.empty() || options.workers.empty() || options.servers.empty() ||
+      options.models.empty() || options.hot_sets.empty()) {
+    throw std::invalid_argument("every list option needs at least one value");
+  }
+}
+
+json RunOverheadBench(const OverheadBenchOptions& options, const std::string& self) {
+  CheckOverheadBenchOptions(options);
+  json report;
+  report["options"] = {{"rows", options.rows},         {"epochs", options.epochs},
+                       {"models", options.models},     {"batches", options.batches},
+                       {"workers", options.workers},   {"servers", options.servers},
+                       {"hot_sets", options.hot_sets}, {"repeat", options.repeat}};
+  report["configs"] = json::array();
+  std::printf("%-7s %5s %2s %2s %-6s %12s %12s %6s %22s %9s\n", "model", "batch", "N", "M", "hot",
+              "plain/s", "libra/s", "ratio", "libra pull/comp/push", "hot keys");
+  const fs::path runs = fs::path(options.out_dir) / "runs";
+  fs::create_directories(runs);
+  for (uint32_t round = 0; round < options.repeat; ++round) {
+    for (const std::string& model : options.models) {
+      const std::string data = EnsureData(options, model);
+      for (uint32_t batch : options.batches) {
+        for (int workers : options.workers) {
+          for (int servers : options.servers) {
+            TrainJobConfig config;
+            config.data_path = data;
+            config.model.kind = ParseModelKind(model);
+            if (model == "deepfm") config.model.num_fields = NumFieldsOf(data);
+            config.epochs = options.epochs;
+            config.batch = batch;
+            config.workers = workers;
+            config.servers = servers;
+            config.timeout_s = 1800;
+            config.progress_interval_s = 3600;
+            config.json_path = (runs / "x.json").string();
+            const std::string tag = model + "-b" + std::to_string(batch) + "-w" +
+                                    std::to_string(workers) + "-s" + std::to_string(servers) +
+                                    "-r" + std::to_string(round);
+            const json plain = RunOne(config, self, tag + "-plain");
+            const uint32_t values_per_key = CreateModel(config.model)->value_length();
+            for (const std::string& hot_set : options.hot_sets) {
+              TrainJobConfig libra = config;
+              libra.libra.local_switch = true;
+              libra.libra.capacity = hot_set == "auto" ? "auto"
+                                     : hot_set == "whole"
+                                         ? "0"
+                                         : std::to_string(std::stoull(hot_set) * values_per_key);
+              const json run = RunOne(libra, self, tag + "-" + hot_set);
+              const double ratio = run["samples_per_second"].get<double>() /
+                                   plain["samples_per_second"].get<double>();
+              json entry = {{"model", model},     {"batch", batch},     {"workers", workers},
+                            {"servers", servers}, {"hot_set", hot_set}, {"round", round},
+                            {"plain", plain},     {"libra", run},       {"ratio", ratio}};
+              const json& split = run["worker0_ms_per_iteration"];
+              const double hot_keys = run.contains("cost_model") && run["cost_model"].is_object()
+                                          ? run["cost_model"].value("keys", 0.0)
+                                          : -1;
+              char line[64];
+              std::snprintf(line, sizeof line, "%.2f/%.2f/%.2f", split.value("pull_ms", 0.0),
+                            split.value("compute_ms", 0.0), split.value("push_ms", 0.0));
+              std::printf("%-7s %5u %2d %2d %-6s %12.0f %12.0f %6.2f %22s %9s\n", model.c_str(),
+                          batch, workers, servers, hot_set.c_str(),
+                          plain["samples_per_second"].get<double>(),
+                          run["samples_per_second"].get<double>(), ratio, line,
+                          hot_keys >= 0 ? std::to_string(static_cast<long>(hot_keys)).c_str()
+                                        : (run.value("hot_epochs", 0.0) > 0 ? "forced" : "-"));
+              std::fflush(stdout);
+              report["configs"].push_back(std::move(entry));
+            }
+          }
+        }
+      }
+    }
+  }
+  return report;
+}
+
+}  // namespace libra::train
