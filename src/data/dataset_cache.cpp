@@ -71,6 +71,7 @@ void CacheChecksum::Block(const unsigned char* block) {
 }
 
 void CacheChecksum::Add(const void* data, size_t size) {
+  if (size == 0) return;  // an empty array's data() may be null, which memcpy must not get
   const auto* bytes = static_cast<const unsigned char*>(data);
   total_bytes_ += size;
   if (pending_bytes_ > 0) {
