@@ -21,13 +21,26 @@ inline bool IsScheduler() { return Postoffice::Get()->is_scheduler(); }
 // This node's rank among the nodes of its role, in [0, NumWorkers()) or [0, NumServers()).
 inline int MyRank() { return Postoffice::Get()->my_rank(); }
 
-// Starts this node without waiting for the others.
+// The exit status of a node that cannot start: a DMLC_*, PS_* or LIBRA_*
+// variable is missing or malformed (DMLC_ROLE=foo, DMLC_PS_ROOT_PORT=70000,
+// an unknown host...), or its port cannot be bound. EX_CONFIG of <sysexits.h>.
+inline constexpr int kStartFailedExitStatus = 78;
+
+namespace internal {
+// Postoffice::Start, or, if it throws (a bad setting), exit with
+// kStartFailedExitStatus after the message (src/ps/start.cpp says why).
+void StartOrExit(int customer_id, const char* argv0, bool do_barrier);
+}  // namespace internal
+
+// Starts this node without waiting for the others. A node that cannot start
+// says why on stderr and exits with kStartFailedExitStatus.
 inline void StartAsync(int customer_id = 0, const char* argv0 = nullptr) {
-  Postoffice::Get()->Start(customer_id, argv0, false);
+  internal::StartOrExit(customer_id, argv0, false);
 }
-// Starts this node and waits until every node has started.
+// Starts this node and waits until every node has started (exits like
+// StartAsync if it cannot start).
 inline void Start(int customer_id = 0, const char* argv0 = nullptr) {
-  Postoffice::Get()->Start(customer_id, argv0, true);
+  internal::StartOrExit(customer_id, argv0, true);
 }
 // Stops this node, by default after a barrier of all nodes.
 inline void Finalize(int customer_id = 0, const bool do_barrier = true) {

@@ -30,7 +30,7 @@ LineResult ParseCriteoLine(std::string_view line, Dataset& out, std::string* err
       } else if (cell == "0") {
         label = 0.0f;
       } else {
-        *error = "label '" + std::string(cell) + "' is not 0 or 1";
+        *error = "label " + Quoted(cell) + " is not 0 or 1";
         return LineResult::kBad;
       }
     } else if (column > kCriteoFields) {
@@ -42,8 +42,8 @@ LineResult ParseCriteoLine(std::string_view line, Dataset& out, std::string* err
         auto [ptr, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), value);
         if (ec != std::errc() || ptr != cell.data() + cell.size()) {
           out.AbandonRow();
-          *error = "integer feature " + std::to_string(field + 1) + " '" + std::string(cell) +
-                   "' is not an integer";
+          *error = "integer feature " + std::to_string(field + 1) + " " + Quoted(cell) +
+                   " is not an integer";
           return LineResult::kBad;
         }
         out.AddFeature(FieldKey(field, CriteoIntegerBucket(value)), 1.0f, field);

@@ -65,8 +65,10 @@ void CheckBadLinePolicy(const CacheInfo& info, const ReadOptions& options,
   }
 }
 
-void Report(ReadStats* stats, const CacheInfo& info, bool from_cache, uint64_t total_rows) {
+void Report(ReadStats* stats, const CacheInfo& info, bool from_cache, uint64_t total_rows,
+            const std::string& cache_problem = "") {
   if (stats == nullptr) return;
+  stats->cache_problem = cache_problem;
   stats->rows = total_rows;
   stats->lines = info.lines;
   stats->bad_lines = info.bad_lines;
@@ -131,6 +133,7 @@ Dataset ReadDataset(const std::string& path, const ReadOptions& options, ReadSta
   int64_t source_mtime = 0;
   StatSource(path, &source_bytes, &source_mtime);
   const std::string cache_path = CachePathFor(path);
+  std::string cache_problem;
   if (HasCacheMagic(cache_path)) {
     try {
       Dataset full;
@@ -140,8 +143,9 @@ Dataset ReadDataset(const std::string& path, const ReadOptions& options, ReadSta
         Report(stats, info, true, full.rows());
         return TakeShard(std::move(full), options.shard, options.num_shards);
       }
-    } catch (const DataError&) {
-      // A damaged cache is rebuilt from the source below.
+    } catch (const DataError& e) {
+      // A damaged cache is rebuilt from the source below; the caller says so.
+      cache_problem = e.what();
     }
     info = CacheInfo();
   }
@@ -154,7 +158,7 @@ Dataset ReadDataset(const std::string& path, const ReadOptions& options, ReadSta
   info.source_bytes = source_bytes;
   info.source_mtime_ns = source_mtime;
   WriteDatasetCache(cache_path, full, info);  // best effort: a read-only directory is fine
-  Report(stats, info, false, total_rows);
+  Report(stats, info, false, total_rows, cache_problem);
   return TakeShard(std::move(full), options.shard, options.num_shards);
 }
 

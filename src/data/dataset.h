@@ -56,6 +56,9 @@ struct ReadStats {
   uint64_t rows = 0;  // valid rows in the whole file, all shards together
   bool from_cache = false;
   std::string first_bad_line;  // "file:line: what" of the first skipped line
+  // Why the cache next to the file could not be used and was rebuilt from the
+  // text (damaged, truncated, another version); "" when it was fine or absent.
+  std::string cache_problem;
 };
 
 class DataError : public std::runtime_error {

@@ -1,4 +1,5 @@
 #include <charconv>
+#include <cmath>
 
 #include "data/text_parsers.h"
 
@@ -39,14 +40,14 @@ LineResult ParseLibsvmLine(std::string_view line, Dataset& out, std::string* err
   if (label_text.empty()) return LineResult::kBlank;
   float label = 0;
   if (!ParseBinaryLabel(label_text, &label)) {
-    *error = "label '" + std::string(label_text) + "' is not 0/1 or -1/+1";
+    *error = "label " + Quoted(label_text) + " is not 0/1 or -1/+1";
     return LineResult::kBad;
   }
   for (std::string_view token = next_token(); !token.empty(); token = next_token()) {
     size_t colon = token.find(':');
     if (colon == std::string_view::npos) {
       out.AbandonRow();
-      *error = "feature '" + std::string(token) + "' is not idx:val";
+      *error = "feature " + Quoted(token) + " is not idx:val";
       return LineResult::kBad;
     }
     if (token.substr(0, colon) == "qid") continue;  // ranking data; irrelevant here
@@ -57,12 +58,20 @@ LineResult ParseLibsvmLine(std::string_view line, Dataset& out, std::string* err
     auto parsed_value = std::from_chars(index_end + 1, token.data() + token.size(), value);
     if (parsed_index.ec != std::errc() || parsed_index.ptr != index_end || colon == 0) {
       out.AbandonRow();
-      *error = "feature index in '" + std::string(token) + "' is not a non-negative integer";
+      *error = "feature index in " + Quoted(token) + " is not a non-negative integer";
       return LineResult::kBad;
     }
     if (parsed_value.ec != std::errc() || parsed_value.ptr != token.data() + token.size()) {
       out.AbandonRow();
-      *error = "feature value in '" + std::string(token) + "' is not a number";
+      *error = "feature value in " + Quoted(token) + " is not a number";
+      return LineResult::kBad;
+    }
+    // from_chars accepts "nan", "inf" and "infinity". One such value makes
+    // every prediction and gradient it touches non-finite, and the model with
+    // them, so it is as bad as text that is no number at all.
+    if (!std::isfinite(value)) {
+      out.AbandonRow();
+      *error = "feature value in " + Quoted(token) + " is not finite";
       return LineResult::kBad;
     }
     out.AddFeature(index, value, 0);

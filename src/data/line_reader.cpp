@@ -37,6 +37,11 @@ bool LineReader::Refill() {
   return true;
 }
 
+void LineReader::ThrowTooLong() const {
+  throw DataError(path_ + ":" + std::to_string(line_number_ + 1) + ": line too long (more than " +
+                  std::to_string(kMaxLineBytes) + " bytes)");
+}
+
 bool LineReader::Next(std::string_view* line) {
   for (;;) {
     const char* start = buffer_.data() + begin_;
@@ -46,10 +51,14 @@ bool LineReader::Next(std::string_view* line) {
       size_t length = stop - start;
       begin_ += length + 1;
       if (length > 0 && start[length - 1] == '\r') --length;
+      if (length > kMaxLineBytes) ThrowTooLong();
       *line = std::string_view(start, length);
       ++line_number_;
       return true;
     }
+    // No newline in what is buffered: a partial line already past the limit
+    // (and its "\r") is too long, whatever follows.
+    if (end_ - begin_ > kMaxLineBytes + 1) ThrowTooLong();
     if (!Refill()) {
       if (begin_ == end_) return false;
       // Last line without a trailing newline.
@@ -57,6 +66,7 @@ bool LineReader::Next(std::string_view* line) {
       const char* last = buffer_.data() + begin_;
       begin_ = end_;
       if (length > 0 && last[length - 1] == '\r') --length;
+      if (length > kMaxLineBytes) ThrowTooLong();
       *line = std::string_view(last, length);
       ++line_number_;
       return true;

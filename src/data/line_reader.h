@@ -10,6 +10,12 @@
 
 namespace libra::train {
 
+// The longest line a reader hands out. The longest real row is far shorter
+// (a Criteo line is under 1 KiB, a dense libsvm row of 100k features ~2 MiB);
+// without a bound, a file with no newline (/dev/zero, a binary file given by
+// mistake) grows the buffer until the allocation fails.
+inline constexpr size_t kMaxLineBytes = size_t{16} << 20;  // 16 MiB
+
 class LineReader {
  public:
   // Throws DataError naming the file if it cannot be opened.
@@ -19,13 +25,16 @@ class LineReader {
   LineReader& operator=(const LineReader&) = delete;
 
   // The next line without its "\n" (or "\r\n"); the view lives until the next
-  // call. False at the end of the file.
+  // call. False at the end of the file. Throws DataError("file:N: line too
+  // long ...") for a line of more than kMaxLineBytes bytes (a bad line that
+  // cannot be skipped: its end may never come).
   bool Next(std::string_view* line);
   // 1-based number of the line last returned.
   uint64_t line_number() const { return line_number_; }
 
  private:
   bool Refill();
+  [[noreturn]] void ThrowTooLong() const;
 
   std::string path_;
   std::FILE* file_ = nullptr;

@@ -11,6 +11,15 @@ namespace libra::train {
 
 enum class LineResult { kRow, kBlank, kBad };
 
+// `text` in quotes for an error message, cut to its first 64 bytes: a bad
+// token can be megabytes long, and the message is printed and kept.
+inline std::string Quoted(std::string_view text) {
+  constexpr size_t kShown = 64;
+  if (text.size() <= kShown) return "'" + std::string(text) + "'";
+  return "'" + std::string(text.substr(0, kShown)) + "...' (" + std::to_string(text.size()) +
+         " bytes)";
+}
+
 // libsvm / svmlight: "label idx:val idx:val ... [# comment]". Labels 0/1 or
 // -1/+1; the key is the index itself; every feature is in field 0.
 LineResult ParseLibsvmLine(std::string_view line, Dataset& out, std::string* error);

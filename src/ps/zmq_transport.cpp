@@ -2,8 +2,13 @@
 
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string>
 
+<<<<<<< HEAD
+=======
+#include "ps/internal/env.h"
+>>>>>>> hostile
 #include "ps/internal/logging.h"
 #include "ps/message_codec.h"
 
@@ -41,7 +46,12 @@ void ReleaseSentArray(void* /*data*/, void* hint) { delete static_cast<SArray<ch
 
 }  // namespace
 
-ZmqTransport::ZmqTransport(bool local) : context_(1), local_(local) {}
+ZmqTransport::ZmqTransport(bool local)
+    : context_(1),
+      local_(local),
+      // Below a few KiB not even a control message with its node list fits.
+      max_frame_bytes_(Environment::Get()->IntOr("PS_MAX_MESSAGE_BYTES", kDefaultMaxFrameBytes,
+                                                 4096, std::numeric_limits<int>::max())) {}
 
 ZmqTransport::~ZmqTransport() {
   Stop();
@@ -54,6 +64,7 @@ int ZmqTransport::Bind(const Node& node) {
   receiver_ = std::make_unique<zmq::socket_t>(context_, zmq::socket_type::router);
   receiver_->set(zmq::sockopt::rcvhwm, 0);
   receiver_->set(zmq::sockopt::linger, 0);
+  receiver_->set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(max_frame_bytes_));
   std::string endpoint = Endpoint(node.hostname, node.port);
   try {
     receiver_->bind(endpoint);
@@ -100,6 +111,15 @@ int ZmqTransport::SendMsg(const Message& msg) {
     auto it = peers_.find(msg.meta.recver);
     CHECK(it != peers_.end()) << "no connection to node " << msg.meta.recver;
     peer = it->second.get();
+  }
+  // Checked before the first frame goes out: half a multipart message
+  // cannot be taken back.
+  for (const SArray<char>& array : msg.data) {
+    if (array.size() > static_cast<size_t>(max_frame_bytes_)) {
+      LOG(FATAL) << "a message to node " << msg.meta.recver << " holds an array of " << array.size()
+                 << " bytes, more than PS_MAX_MESSAGE_BYTES=" << max_frame_bytes_
+                 << " (the receiver would drop it); raise PS_MAX_MESSAGE_BYTES on every node";
+    }
   }
   std::string header = EncodeMeta(msg.meta);
   int bytes = static_cast<int>(header.size());

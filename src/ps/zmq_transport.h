@@ -4,8 +4,17 @@
 // (ipc) socket instead of TCP, which skips the TCP/IP stack. Data arrays are handed to ZeroMQ
 // without copying (the frame keeps the array alive until sent) and received
 // frames become SArrays without copying.
+//
+// The receiving socket faces whatever can reach its port, so it accepts no
+// frame larger than PS_MAX_MESSAGE_BYTES (default kDefaultMaxFrameBytes):
+// ZeroMQ drops a larger one at its size prefix, before allocating it, and
+// disconnects the sender. A frame is one array of a message (keys, values or
+// lengths); a push of 10M keys with one float each is a frame of 80 MB of
+// keys and one of 40 MB of values. A node refuses to send a frame over its
+// own cap, which would otherwise vanish at the receiver.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -14,6 +23,10 @@
 #include "ps/internal/transport.h"
 
 namespace ps {
+
+// 1 GiB: 10M keys of up to 26 floats each in one push. The runtime counts a
+// message's bytes in an int, so 2 GiB is a hard limit anyway.
+inline constexpr int kDefaultMaxFrameBytes = 1 << 30;
 
 class ZmqTransport : public Transport {
  public:
@@ -39,6 +52,7 @@ class ZmqTransport : public Transport {
   bool stopped_ = false;
   bool local_;                      // DMLC_LOCAL: also listen on, and prefer, an ipc endpoint
   std::string my_host_;
+  int max_frame_bytes_;  // PS_MAX_MESSAGE_BYTES
 };
 
 }  // namespace ps

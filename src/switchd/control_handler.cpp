@@ -1,5 +1,6 @@
 #include "switchd/control_handler.h"
 
+#include <exception>
 #include <string>
 
 namespace libra::switchd {
@@ -35,11 +36,17 @@ json InstallJob(const json& request, dataplane::Program& program) {
   const auto job = SwitchJobFromJson(request["job"], &error);
   if (!job) return Refuse(error);
   if (job->token.empty()) return Refuse("job field 'token' must not be empty");
+  if (IsWellKnownToken(job->token)) {
+    return Refuse("job token '" + job->token +
+                  "' is a well-known default and authorises nothing; give the job a secret "
+                  "token (--job-token) or none (its controller then chooses a random one)");
+  }
   // A running job is replaced only by whoever holds its token (a reinstall
   // after a switch restart, or the same controller moving to a new job).
+  // Anyone else is another job: this switch holds one job at a time.
   if (const SwitchJob* running = program.job(); running && running->token != job->token) {
-    return Refuse("job " + std::to_string(running->job_id) +
-                  " is installed and the token does not match it");
+    return Refuse("switchd holds one job at a time and job " + std::to_string(running->job_id) +
+                  " (another token) is installed; remove it first or use another switchd");
   }
   const dataplane::InstallResult result = program.InstallJob(*job);
   if (!result.ok) {
@@ -64,6 +71,8 @@ json RemoveJob(const json& request, dataplane::Program& program) {
 
 }  // namespace
 
+bool IsWellKnownToken(const std::string& token) { return token == "libra"; }
+
 json CountersToJson(const dataplane::Program& program, const IoCounters& io) {
   json drops = json::object();
   json events = json::object();
@@ -87,7 +96,11 @@ json CountersToJson(const dataplane::Program& program, const IoCounters& io) {
                 {"datagrams_sent", io.datagrams_sent},
                 {"ingress_loss_injected", io.ingress_loss_injected},
                 {"egress_loss_injected", io.egress_loss_injected},
-                {"send_refused", io.send_refused}}}};
+                {"send_refused", io.send_refused}}},
+              {"control",
+               {{"requests", io.control_requests},
+                {"malformed", io.control_malformed},
+                {"refused", io.control_refused}}}};
 }
 
 json HandleControlRequest(const json& request, dataplane::Program& program, const IoCounters& io) {
@@ -107,6 +120,35 @@ json HandleControlRequest(const json& request, dataplane::Program& program, cons
     return json{{"ok", true}, {"job_id", job ? json(job->job_id) : json(nullptr)}};
   }
   return Refuse("unknown op '" + op + "'");
+}
+
+std::string ServeControlRequest(std::string_view text, std::size_t frames,
+                                dataplane::Program& program, IoCounters& io) {
+  ++io.control_requests;
+  json reply;
+  bool malformed = true;
+  if (frames != 1) {
+    reply = Refuse("a request is one ZeroMQ frame, not " + std::to_string(frames));
+  } else {
+    try {
+      const json request = json::parse(text);
+      // The parser lets invalid UTF-8 through in strings; serialising it
+      // throws, so the reply (which may quote the request) could not be sent.
+      (void)request.dump();
+      malformed = !request.is_object() || !request.contains("op") || !request["op"].is_string();
+      reply = HandleControlRequest(request, program, io);
+    } catch (const json::exception& e) {
+      reply = Refuse(std::string("malformed JSON request: ") + e.what());
+    } catch (const std::exception& e) {
+      // Nothing a request holds should get here (bad_alloc, a bug): refuse
+      // it rather than stop the switch and every job on it.
+      reply = Refuse(std::string("request failed: ") + e.what());
+    }
+  }
+  if (malformed) ++io.control_malformed;
+  if (!reply.value("ok", false)) ++io.control_refused;
+  // `replace` keeps dump() from throwing whatever bytes an error quotes.
+  return reply.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 }  // namespace libra::switchd

@@ -28,6 +28,9 @@ struct SwitchDaemon::Impl {
         (options.control.port == 0 ? std::string("*") : std::to_string(options.control.port));
     try {
       control.set(zmq::sockopt::linger, 0);
+      // A larger request is dropped (and its sender disconnected) by ZeroMQ
+      // at its size prefix, before it is buffered.
+      control.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(kMaxControlRequestBytes));
       control.bind(address);
     } catch (const zmq::error_t& e) {
       throw std::runtime_error("control port " + address + ": " + e.what());
@@ -83,13 +86,15 @@ struct SwitchDaemon::Impl {
   void ServeControl() {
     zmq::message_t request;
     while (control.recv(request, zmq::recv_flags::dontwait)) {
-      nlohmann::json reply;
-      try {
-        reply = HandleControlRequest(nlohmann::json::parse(request.to_string_view()), program, io);
-      } catch (const nlohmann::json::exception& e) {
-        reply = {{"ok", false}, {"error", std::string("malformed JSON request: ") + e.what()}};
+      // REP answers a whole message: its later frames must be read (they
+      // arrive together with the first) before the reply can be sent.
+      std::size_t frames = 1;
+      for (bool more = request.more(); more; ++frames) {
+        zmq::message_t rest;
+        (void)control.recv(rest, zmq::recv_flags::none);
+        more = rest.more();
       }
-      const std::string text = reply.dump();
+      const std::string text = ServeControlRequest(request.to_string_view(), frames, program, io);
       control.send(zmq::buffer(text), zmq::send_flags::none);
     }
   }

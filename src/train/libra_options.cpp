@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "hot/hot_set.h"
+#include "wire/switch_job.h"
 
 namespace libra::train {
 
@@ -20,6 +21,17 @@ void LibraOptions::Validate() const {
       throw std::invalid_argument("--hot-set, --capacity and --job-token need --libra or --switch");
     }
     return;
+  }
+  // Checked here, so the message comes once from `libra train` and not from
+  // every node it starts.
+  if (!switch_address.empty() && !UdpEndpoint::Parse(switch_address)) {
+    throw std::invalid_argument("--switch '" + switch_address + "' is not an IPv4 address:port");
+  }
+  const std::string control =
+      switch_control.starts_with("tcp://") ? switch_control.substr(6) : switch_control;
+  if (!switch_control.empty() && !UdpEndpoint::Parse(control)) {
+    throw std::invalid_argument("--switch-control '" + switch_control +
+                                "' is not an IPv4 address:port");
   }
   if (!(sample_fraction > 0.0 && sample_fraction <= 1.0)) {
     throw std::invalid_argument("--sample must be in (0, 1]");

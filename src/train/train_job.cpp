@@ -543,6 +543,9 @@ int LaunchLocalTraining(TrainJobConfig config, const std::string& self) {
     read.skip_bad_lines = config.skip_bad_lines;
     ReadStats stats;
     const Dataset data = ReadDataset(config.data_path, read, &stats);
+    if (!stats.cache_problem.empty()) {
+      std::cout << "rebuilt the data cache from the text: " << stats.cache_problem << "\n";
+    }
     if (config.model.num_fields == 0) config.model.num_fields = data.num_fields;
     if (stats.bad_lines > 0) {
       std::cout << "skipping " << stats.bad_lines << " bad lines (first: " << stats.first_bad_line

@@ -5,10 +5,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "common/temp_dir.h"
 #include "data/dataset_cache.h"
 #include "data/feature_hash.h"
+#include "data/line_reader.h"
 #include "data/text_parsers.h"
 
 namespace libra::train {
@@ -23,6 +25,16 @@ std::string CriteoLine(const std::string& label, const std::string& first_int,
   line += "\t" + first_cat;
   for (int i = 1; i < 26; ++i) line += "\t";
   return line;
+}
+
+// The DataError a read of `path` throws, or "" if it reads.
+std::string ReadError(const std::string& path, const ReadOptions& options = {.use_cache = false}) {
+  try {
+    ReadDataset(path, options);
+  } catch (const DataError& e) {
+    return e.what();
+  }
+  return "";
 }
 
 TEST(LibsvmParserTest, ParsesLabelsAndFeatures) {
@@ -81,6 +93,60 @@ TEST(LibsvmParserTest, SkipBadLinesCountsThemAndKeepsTheRest) {
   EXPECT_EQ(d.keys, (std::vector<FeatureKey>{1, 2}));
   EXPECT_EQ(stats.bad_lines, 2u);
   EXPECT_EQ(stats.first_bad_line, path + ":2: feature 'zz' is not idx:val");
+}
+
+// A non-finite value in a row makes every prediction that touches it NaN
+// (once, a worker spun forever in Auc on one). It is a bad line, in the
+// value or the label, whatever the spelling from_chars accepts.
+TEST(LibsvmParserTest, NonFiniteValuesAndLabelsAreBadLines) {
+  TempDir dir;
+  for (const char* line : {"1 12:nan 13:1", "1 12:inf", "0 12:-inf", "1 3:1 12:infinity",
+                           "1 12:NAN", "1 12:-nan", "nan 12:1", "inf 12:1", "-inf 12:1"}) {
+    const auto path = dir.Write("nan.svm", "1 1:1\n" + std::string(line) + "\n0 2:1\n");
+    const std::string error = ReadError(path);
+    EXPECT_EQ(error.rfind(path + ":2: ", 0), 0u) << line << ": " << error;
+    ReadStats stats;
+    const Dataset d = ReadDataset(path, {.skip_bad_lines = true, .use_cache = false}, &stats);
+    EXPECT_EQ(d.rows(), 2u) << line;
+    EXPECT_EQ(stats.bad_lines, 1u) << line;
+    EXPECT_EQ(d.keys, (std::vector<FeatureKey>{1, 2})) << line;
+  }
+  const auto inf = dir.Write("inf.svm", "1 12:inf\n");
+  EXPECT_EQ(ReadError(inf), inf + ":1: feature value in '12:inf' is not finite");
+}
+
+TEST(CriteoParserTest, NonFiniteIntegersAndLabelsAreBadLines) {
+  TempDir dir;
+  for (const auto& line : {CriteoLine("1", "nan", "aa"), CriteoLine("1", "inf", "aa"),
+                           CriteoLine("nan", "4", "aa"), CriteoLine("inf", "4", "aa")}) {
+    const auto path = dir.Write("nan.tsv", CriteoLine("1", "4", "aa") + "\n" + line + "\n");
+    EXPECT_THROW(ReadDataset(path, {.use_cache = false}), DataError) << line;
+    ReadStats stats;
+    EXPECT_EQ(ReadDataset(path, {.skip_bad_lines = true, .use_cache = false}, &stats).rows(), 1u);
+    EXPECT_EQ(stats.bad_lines, 1u);
+  }
+}
+
+// A file with an endless line (/dev/zero, a binary file by mistake) used to
+// grow the line buffer until std::bad_alloc; a line longer than the limit is
+// an error naming it.
+TEST(LineReaderTest, ALineLongerThanTheLimitIsAnErrorNamingIt) {
+  TempDir dir;
+  const std::string long_line(kMaxLineBytes + 1, 'x');
+  const auto path = dir.Write("long.svm", "1 1:1\n" + long_line + "\n0 2:1\n");
+  EXPECT_EQ(ReadError(path, {.skip_bad_lines = true, .use_cache = false}),
+            path + ":2: line too long (more than " + std::to_string(kMaxLineBytes) + " bytes)");
+  // Exactly the limit is still a line (here a bad one: it is no libsvm row).
+  const auto at_limit =
+      dir.Write("limit.svm", "1 1:1\n" + std::string(kMaxLineBytes, 'x') + "\n0 2:1");
+  ReadStats stats;
+  EXPECT_EQ(ReadDataset(at_limit, {.skip_bad_lines = true, .use_cache = false}, &stats).rows(), 2u);
+  EXPECT_EQ(stats.bad_lines, 1u);
+}
+
+TEST(LineReaderTest, AnEndlessFileStopsAtTheLimit) {
+  if (!std::filesystem::exists("/dev/zero")) GTEST_SKIP() << "no /dev/zero";
+  EXPECT_THROW(ReadDataset("/dev/zero", {.use_cache = false}), DataError);
 }
 
 TEST(CriteoParserTest, ParsesAllColumnsAndAllowsEmptyFields) {
@@ -200,6 +266,55 @@ TEST(DatasetTest, CorruptCacheIsRebuiltAndRejectedWhenReadDirectly) {
   Dataset d = ReadDataset(path, {}, &stats);
   EXPECT_FALSE(stats.from_cache);
   EXPECT_EQ(d.rows(), 2u);
+}
+
+// Four bytes overwritten inside the arrays keep every size right, so only a
+// checksum tells; version 1 trained on the damaged values with exit 0.
+TEST(DatasetTest, ADamagedCacheIsRebuiltFromTheTextAndSaysWhy) {
+  TempDir dir;
+  const auto path = dir.Write("d.svm", "1 1:0.25 2:0.5\n0 3:1\n1 4:2 5:4\n");
+  const Dataset original = ReadDataset(path);
+  const auto cache = CachePathFor(path);
+  const auto cache_bytes = std::filesystem::file_size(cache);
+  // The 4 bytes before the checksum and the fields array are a value: damage
+  // them in place (size and modification time of the text stay as they were).
+  {
+    std::fstream f(cache, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(cache_bytes - 8 - 5 * 4 - 4));
+    f.write("\x7f\x7f\x7f\x7f", 4);
+  }
+  EXPECT_EQ(ReadError(cache, {}), cache + ": cache is damaged (checksum mismatch)");
+  ReadStats stats;
+  const Dataset rebuilt = ReadDataset(path, {}, &stats);
+  EXPECT_FALSE(stats.from_cache);
+  EXPECT_EQ(stats.cache_problem, cache + ": cache is damaged (checksum mismatch)");
+  EXPECT_EQ(rebuilt.values, original.values);
+  EXPECT_EQ(rebuilt.keys, original.keys);
+  // The rebuilt cache is whole again and used next time.
+  ReadStats again;
+  EXPECT_EQ(ReadDataset(path, {}, &again).values, original.values);
+  EXPECT_TRUE(again.from_cache);
+  EXPECT_EQ(again.cache_problem, "");
+}
+
+TEST(DatasetTest, EveryDamagedByteOfACacheIsFound) {
+  TempDir dir;
+  const auto path = dir.Write("e.svm", "1 1:0.25 2:0.5\n0 3:1\nbad\n");
+  ReadDataset(path, {.skip_bad_lines = true});
+  const auto cache = CachePathFor(path);
+  std::string bytes;
+  {
+    std::ifstream in(cache, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    std::string damaged = bytes;
+    damaged[i] = static_cast<char>(damaged[i] ^ 0x10);
+    const auto copy = dir.Write("copy.libracache", damaged);
+    Dataset d;
+    CacheInfo info;
+    EXPECT_THROW(ReadDatasetCache(copy, &d, &info), DataError) << "byte " << i;
+  }
 }
 
 TEST(DatasetTest, MissingFileNamesIt) {

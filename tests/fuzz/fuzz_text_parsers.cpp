@@ -5,7 +5,8 @@
 //     names (libsvm: a row written back as "label idx:val ..." parses to the
 //     same keys and values; Criteo: at most 39 features, fields 0..38);
 //   - kBad leaves the Dataset as it was and says why; kBlank leaves it as is;
-//   - labels are 0 or 1 and the CSR arrays stay consistent.
+//   - labels are 0 or 1, feature values finite (nan/inf make a line bad), and
+//     the CSR arrays stay consistent.
 #include <bit>
 #include <charconv>
 #include <cmath>
@@ -37,8 +38,7 @@ void CheckConsistent(const Dataset& d) {
 }
 
 bool SameFloat(float a, float b) {
-  return (std::isnan(a) && std::isnan(b)) ||
-         std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b);
+  return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b);
 }
 
 // Parses one line; returns the result after checking what it did to `d`.
@@ -64,6 +64,7 @@ void CheckLibsvmRow(const Dataset& d) {
   char buffer[64];
   for (std::size_t i = begin; i < d.nonzeros(); ++i) {
     Check(d.fields[i] == 0, "libsvm field is 0");
+    Check(std::isfinite(d.values[i]), "libsvm value is finite");
     text += ' ' + std::to_string(d.keys[i]) + ':';
     const auto written = std::to_chars(buffer, buffer + sizeof(buffer), d.values[i]);
     text.append(buffer, written.ptr);

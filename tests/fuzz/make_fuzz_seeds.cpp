@@ -555,12 +555,21 @@ void DataSeeds() {
   info.bad_lines = 1;
   info.first_bad_line = "data.txt:4: label '' is not 0/1";
   const std::string path = dir + "/../cache.tmp";
+  // fuzz_dataset_cache's first byte is its mode: 0, the file as is
+  // (checksum included); 1, the harness appends the checksum.
+  const auto as_is = [](Bytes file) {
+    file.insert(file.begin(), 0);
+    return file;
+  };
   train::WriteDatasetCache(path, data, info);
-  Save("dataset_cache", "libsvm_rows", ReadAll(path));
+  Save("dataset_cache", "libsvm_rows", as_is(ReadAll(path)));
   train::WriteDatasetCache(path, train::Dataset{}, train::CacheInfo{});
   const Bytes empty = ReadAll(path);
-  Save("dataset_cache", "empty", empty);
-  Save("dataset_cache", "header_only_truncated", Bytes(empty.begin(), empty.begin() + 40));
+  Save("dataset_cache", "empty", as_is(empty));
+  Save("dataset_cache", "header_only_truncated", as_is(Bytes(empty.begin(), empty.begin() + 40)));
+  Bytes unsealed(empty.begin(), empty.end() - 8);  // the checksum left to the harness
+  unsealed.insert(unsealed.begin(), 1);
+  Save("dataset_cache", "empty_sealed_by_harness", unsealed);
   std::remove(path.c_str());
 }
 

@@ -17,6 +17,7 @@
 
 #include "common/run_command.h"
 #include "launch/launcher.h"
+#include "ps/ps.h"
 
 namespace {
 
@@ -197,6 +198,28 @@ TEST(BadEnvironment, MissingOrInvalidVariablesAreNamed) {
     CommandResult r = RunCommand("env -i " + c.env + " " + KV_PROGRAM + " sum");
     EXPECT_NE(r.status, 0) << c.env;
     EXPECT_NE(r.output.find(c.expected), std::string::npos) << c.env << "\n" << r.output;
+  }
+}
+
+// PS-lite programs do not catch what ps::Start throws: a bad setting used to
+// end in "terminate called after throwing 'ps::Error'" and SIGABRT (134).
+// The runtime now prints the message and exits with kStartFailedExitStatus.
+TEST(BadEnvironment, ANodeThatCannotStartExitsWithItsOwnStatus) {
+  const std::string job = "DMLC_NUM_SERVER=1 DMLC_PS_ROOT_URI=127.0.0.1 ";
+  const std::string worker = job + "DMLC_NUM_WORKER=1 DMLC_ROLE=worker ";
+  for (const std::string& env : {
+           job + "DMLC_NUM_WORKER=1 DMLC_PS_ROOT_PORT=9 DMLC_ROLE=foo",
+           worker + "DMLC_PS_ROOT_PORT=notaport",
+           worker + "DMLC_PS_ROOT_PORT=70000",
+           worker + "DMLC_PS_ROOT_PORT=-1",
+           job + "DMLC_PS_ROOT_PORT=9 DMLC_ROLE=worker",
+           job + "DMLC_NUM_WORKER=0 DMLC_PS_ROOT_PORT=9 DMLC_ROLE=worker",
+           std::string("DMLC_NUM_SERVER=1 DMLC_NUM_WORKER=1 DMLC_ROLE=worker DMLC_PS_ROOT_PORT=9 "
+                       "DMLC_PS_ROOT_URI=no-such-host.invalid"),
+           worker + "DMLC_PS_ROOT_PORT=9 DMLC_NODE_PORT=99999",
+       }) {
+    const CommandResult r = RunCommand("env -i " + env + " " + KV_PROGRAM + " sum");
+    EXPECT_EQ(r.status, ps::kStartFailedExitStatus) << env << "\n" << r.output;
   }
 }
 

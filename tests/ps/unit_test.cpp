@@ -3,11 +3,15 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <zmq.hpp>
 
+#include "common/disconnect_monitor.h"
 #include "ps/allocator_tuning.h"
 #include "ps/internal/env.h"
 #include "ps/message_codec.h"
 #include "ps/sarray.h"
+#include "ps/zmq_transport.h"
 
 namespace ps {
 namespace {
@@ -144,6 +148,42 @@ TEST(Environment, ErrorsNameTheVariable) {
 }
 
 #if defined(__SANITIZE_ADDRESS__)
+// A node's receiving socket is reachable by anyone: a frame over
+// PS_MAX_MESSAGE_BYTES is dropped unread and its sender disconnected (it
+// used to be buffered whatever its size), and the node goes on receiving.
+TEST(ZmqTransport, AFrameOverTheCapIsDroppedAndItsSenderDisconnected) {
+  Environment::Get()->set("PS_MAX_MESSAGE_BYTES", "65536");
+  ZmqTransport transport(/*local=*/false);
+  Node me;
+  me.hostname = "127.0.0.1";
+  const int port = transport.Bind(me);
+  const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(port);
+
+  zmq::context_t context(1);
+  zmq::socket_t big(context, zmq::socket_type::dealer);
+  big.set(zmq::sockopt::linger, 0);
+  libra::test_support::DisconnectMonitor monitor(context, big, "big");
+  big.connect(endpoint);
+  Message msg;
+  msg.meta.recver = 1;
+  msg.meta.app_id = 7;
+  const std::string header = EncodeMeta(msg.meta);
+  const std::string huge(65537, 'x');
+  big.send(zmq::buffer(huge), zmq::send_flags::none);
+  EXPECT_TRUE(monitor.Disconnected()) << "a frame over the cap was read";
+
+  // A message within the cap still arrives.
+  zmq::socket_t small(context, zmq::socket_type::dealer);
+  small.set(zmq::sockopt::linger, 0);
+  small.connect(endpoint);
+  small.send(zmq::buffer(header), zmq::send_flags::none);
+  Message received;
+  EXPECT_GT(transport.RecvMsg(&received), 0);
+  EXPECT_EQ(received.meta.app_id, 7);
+  transport.Stop();
+  Environment::Get()->set("PS_MAX_MESSAGE_BYTES", "");
+}
+
 TEST(AllocatorTuning, DoesNothingUnderTheSanitizersAllocator) {
   EXPECT_FALSE(TuneAllocatorForLargeMessages());
 }

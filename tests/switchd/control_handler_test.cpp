@@ -50,6 +50,48 @@ TEST_F(ControlHandlerTest, MutationsNeedTheJobToken) {
   EXPECT_EQ(program_.job(), nullptr);
 }
 
+// "libra" was the runtime's default token: anyone could remove or take over
+// a job that named none.
+TEST_F(ControlHandlerTest, AWellKnownDefaultTokenAuthorisesNothing) {
+  const json reply = Handle({{"op", "install_job"}, {"job", JobJson("libra")}});
+  EXPECT_FALSE(reply["ok"].get<bool>());
+  EXPECT_THAT(reply["error"].get<std::string>(), ::testing::HasSubstr("well-known default"));
+  EXPECT_EQ(program_.job(), nullptr);
+}
+
+TEST_F(ControlHandlerTest, ASecondJobIsRefusedWhileTheFirstIsInstalled) {
+  ASSERT_TRUE(Handle({{"op", "install_job"}, {"job", JobJson("first")}})["ok"].get<bool>());
+  const json second = Handle({{"op", "install_job"}, {"job", JobJson("second")}});
+  EXPECT_FALSE(second["ok"].get<bool>());
+  EXPECT_EQ(second["error"],
+            "switchd holds one job at a time and job 3 (another token) is installed; remove it "
+            "first or use another switchd");
+  EXPECT_EQ(program_.job()->token, "first");
+}
+
+// The bytes of a request as they come off the socket: every one is answered
+// with JSON, counted, and none throws.
+TEST_F(ControlHandlerTest, EveryRequestIsAnsweredAndCounted) {
+  IoCounters io;
+  const auto serve = [&](std::string_view text, std::size_t frames = 1) {
+    return json::parse(ServeControlRequest(text, frames, program_, io));
+  };
+  const json utf8 = serve("{\"op\":\"\xb7\"}");
+  EXPECT_FALSE(utf8["ok"].get<bool>());
+  EXPECT_THAT(utf8["error"].get<std::string>(), ::testing::HasSubstr("UTF-8"));
+  EXPECT_FALSE(serve("{\"op\":\"probe\"}", 2)["ok"].get<bool>());
+  EXPECT_FALSE(serve("\xff\x00garbage")["ok"].get<bool>());
+  EXPECT_FALSE(serve("[1, 2]")["ok"].get<bool>());
+  EXPECT_FALSE(serve("{\"op\":\"reboot\"}")["ok"].get<bool>());  // refused, well formed
+  EXPECT_TRUE(serve("{\"op\":\"probe\"}")["ok"].get<bool>());
+  EXPECT_EQ(io.control_requests, 6u);
+  EXPECT_EQ(io.control_malformed, 4u);
+  EXPECT_EQ(io.control_refused, 5u);
+  const json counters = serve("{\"op\":\"counters\"}");
+  EXPECT_EQ(counters["control"]["malformed"], 4);
+  EXPECT_EQ(counters["control"]["requests"], 7);
+}
+
 TEST_F(ControlHandlerTest, BadRequestsNameWhatIsWrong) {
   EXPECT_THAT(Handle(json::array())["error"].get<std::string>(), ::testing::HasSubstr("'op'"));
   EXPECT_THAT(Handle({{"op", "reboot"}})["error"].get<std::string>(),

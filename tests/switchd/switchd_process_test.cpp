@@ -4,9 +4,12 @@
 // with and without injected loss.
 #include "common/switchd_process.h"
 
+#include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,9 +20,17 @@
 #include <random>
 #include <thread>
 #include <vector>
+#include <zmq.hpp>
 
+#include "common/disconnect_monitor.h"
 #include "common/result_slots.h"
+<<<<<<< HEAD
 #include "hotpath/controller/switch_control_client.h"
+=======
+#include "common/run_command.h"
+#include "hotpath/controller/switch_control_client.h"
+#include "switchd/control_handler.h"
+>>>>>>> hostile
 #include "switchd/udp_socket.h"
 #include "wire/fixed_point.h"
 #include "wire/wire.h"
@@ -38,6 +49,8 @@ constexpr std::uint32_t kJobId = 11;
 constexpr int kEpochs = 4;
 constexpr int kTimeoutMs = 15;
 
+using libra::test_support::CommandResult;
+using libra::test_support::RunCommand;
 using libra::test_support::SwitchdProcess;
 
 std::vector<std::uint8_t> Encode(const wire::Header& header,
@@ -313,6 +326,77 @@ TEST(SwitchdProcess, ReplicatesUpdatesAndAnswersStats) {
   EXPECT_EQ(json["drops"]["truncated"], 1);
   EXPECT_EQ(json["job_id"], 5);
   EXPECT_EQ(sw.Stop(), 0);
+}
+
+// Sends `frames` as one ZeroMQ message on a fresh REQ socket connected to
+// `control` ("tcp://IP:PORT") and returns the
+// reply's text ("" if none came within two seconds).
+std::string RawRequest(const std::string& control, const std::vector<std::string>& frames) {
+  zmq::context_t context(1);
+  zmq::socket_t socket(context, zmq::socket_type::req);
+  socket.set(zmq::sockopt::linger, 0);
+  socket.set(zmq::sockopt::rcvtimeo, 2000);
+  socket.connect(control);
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    socket.send(zmq::buffer(frames[i]),
+                i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
+  }
+  zmq::message_t reply;
+  return socket.recv(reply) ? reply.to_string() : "";
+}
+
+// Each of these once stopped switchd (and every job on it): a request with
+// invalid UTF-8 (the reply quoting it could not be serialised), a two-frame
+// message (REP cannot answer half of one), raw bytes on the TCP port, and a
+// request of 100 MB (buffered and parsed on the data-path thread).
+TEST(SwitchdProcess, MalformedControlRequestsAreAnsweredCountedAndSurvived) {
+  SwitchdProcess sw;
+  const auto refused = [](const std::string& reply) {
+    const auto json = nlohmann::json::parse(reply);
+    return !json["ok"].get<bool>() && json["error"].is_string();
+  };
+  EXPECT_TRUE(refused(RawRequest(sw.control, {"{\"op\":\"\xb7\"}"})));
+  EXPECT_TRUE(refused(RawRequest(sw.control, {"{\"op\":\"probe\"}", "second frame"})));
+  EXPECT_TRUE(refused(RawRequest(sw.control, {"not json"})));
+  {
+    // "tcp://IP:PORT": the same IP:PORT form as a UDP endpoint after the scheme.
+    const UdpEndpoint control_tcp =
+        *UdpEndpoint::Parse(sw.control.substr(sw.control.rfind('/') + 1));
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_addr.s_addr = htonl(control_tcp.ipv4);
+    to.sin_port = htons(control_tcp.port);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof(to)), 0);
+    std::mt19937 random(7);
+    std::string garbage(64 << 10, '\0');
+    for (char& c : garbage) c = static_cast<char>(random());
+    garbage[0] = '\xff';  // a ZMTP greeting starts so: the rest is the garbage
+    EXPECT_GT(::write(fd, garbage.data(), garbage.size()), 0);
+    ::close(fd);
+  }
+  // Larger than kMaxControlRequestBytes (and a valid probe otherwise): ZeroMQ
+  // drops it at its size prefix and disconnects the sender, which sees that.
+  {
+    zmq::context_t context(1);
+    zmq::socket_t socket(context, zmq::socket_type::req);
+    socket.set(zmq::sockopt::linger, 0);
+    libra::test_support::DisconnectMonitor monitor(context, socket, "huge");
+    socket.connect(sw.control);
+    const std::string huge =
+        "{\"op\":\"probe\",\"pad\":\"" + std::string(kMaxControlRequestBytes, 'x') + "\"}";
+    socket.send(zmq::buffer(huge), zmq::send_flags::none);
+    EXPECT_TRUE(monitor.Disconnected()) << "the switch read a request over the cap";
+  }
+
+  ControlClient control(sw.control);
+  EXPECT_TRUE(control.Probe());
+  const CommandResult stats = RunCommand(std::string(LIBRA_BIN) + " switchd-stats " + sw.control);
+  ASSERT_EQ(stats.status, 0) << stats.output;
+  const auto counters = nlohmann::json::parse(stats.output)["control"];
+  EXPECT_EQ(counters["malformed"], 3) << counters.dump();
+  EXPECT_GE(counters["refused"], 3) << counters.dump();
+  EXPECT_EQ(sw.Stop(), 0) << "switchd did not survive the requests";
 }
 
 TEST(SwitchdProcess, BadFlagsAreNamed) {

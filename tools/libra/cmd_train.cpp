@@ -111,7 +111,8 @@ void AddTrainCommand(CLI::App& parent, Runner& run) {
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--timeout", config->timeout_s,
                   "Stop a local job after this many seconds (0: never)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   train::LibraOptions& libra = config->libra;
   sub->add_flag("--libra", libra.local_switch,
                 "Aggregate hot keys in a libra switchd started on 127.0.0.1 for this job");

@@ -1,6 +1,8 @@
 #include "hotpath/node/hot_path_config.h"
 
+#include <cstdio>
 #include <limits>
+#include <random>
 
 #include "hotpath/messages/control_messages.h"
 #include "ps/internal/env.h"
@@ -29,6 +31,21 @@ uint64_t ParseCount(const char* name, const char* text) {
   return value;
 }
 
+// A job that names no token gets one nobody can guess (128 bits from the
+// system's random source): the token is what lets a client remove or replace
+// the job on the switch, and a fixed default would let anyone do so. Only the
+// controller uses it, so each process drawing its own is harmless.
+std::string RandomToken() {
+  std::random_device random;
+  std::string token;
+  for (int i = 0; i < 4; ++i) {
+    char word[9];
+    std::snprintf(word, sizeof(word), "%08x", static_cast<unsigned>(random()));
+    token += word;
+  }
+  return token;
+}
+
 HotPathConfig ReadConfig() {
   ps::Environment* env = ps::Environment::Get();
   HotPathConfig config;
@@ -52,7 +69,8 @@ HotPathConfig ReadConfig() {
   }
   config.job_id =
       static_cast<uint32_t>(env->IntOr("LIBRA_JOB_ID", 1, 1, std::numeric_limits<int>::max()));
-  if (const char* token = env->find("LIBRA_JOB_TOKEN"); token && *token) config.job_token = token;
+  const char* token = env->find("LIBRA_JOB_TOKEN");
+  config.job_token = token && *token ? std::string(token) : RandomToken();
   const int scale = env->IntOr("LIBRA_SCALE_BITS", -1, 0, 30);
   if (scale >= 0) config.scale_bits = scale;
   if (const char* path = env->find("LIBRA_SAVE_INSTALL"); path && *path) {

@@ -23,7 +23,7 @@ struct HotPathConfig {
   bool capacity_auto = false;
   double link_mbit = 0;  // LIBRA_LINK_MBIT: every host's link, for the cost model (0: unknown)
   uint32_t job_id = 1;   // LIBRA_JOB_ID
-  std::string job_token = "libra";  // LIBRA_JOB_TOKEN
+  std::string job_token;  // LIBRA_JOB_TOKEN; 128 random bits when unset
   std::optional<int> scale_bits;    // LIBRA_SCALE_BITS: overrides the controller's choice
   // LIBRA_SAVE_INSTALL: where the controller writes the INSTALL it decided
   // (a checkpointed job keeps its hot set, placement and scale with it).
