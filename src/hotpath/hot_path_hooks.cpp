@@ -2,6 +2,7 @@
 // by this process's hot path node and its worker and server paths.
 #include "ps/internal/hot_path_hooks.h"
 
+#include "hotpath/node/hot_path_config.h"
 #include "hotpath/node/hot_path_node.h"
 #include "hotpath/server/server_path.h"
 #include "hotpath/worker/worker_path.h"
@@ -19,6 +20,8 @@ std::unique_ptr<ServerHotPath> CreateServer(ServerHotPath::Handle handle) {
   if (!HotPathNode::Get()->enabled()) return nullptr;
   return libra::hotpath::MakeServerPath(std::move(handle));
 }
+
+void CheckSettings() { (void)libra::hotpath::Config(); }
 
 void OnStart() { HotPathNode::Get()->Start(); }
 

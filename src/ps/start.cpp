@@ -2,7 +2,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "hotpath/node/hot_path_config.h"
+#include "ps/internal/hot_path_hooks.h"
 #include "ps/ps.h"
 
 namespace ps::internal {
@@ -18,7 +18,7 @@ void StartOrExit(int customer_id, const char* argv0, bool do_barrier) {
     // The LIBRA_* settings are otherwise first read after this node has
     // registered with the scheduler: a bad one would keep the job waiting for
     // a node that is about to fail. Read them first.
-    (void)hotpath::Config();
+    hot_path_hooks::CheckSettings();
     Postoffice::Get()->Start(customer_id, argv0, do_barrier);
   } catch (const Error&) {
     std::fflush(nullptr);

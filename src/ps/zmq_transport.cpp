@@ -5,10 +5,7 @@
 #include <limits>
 #include <string>
 
-<<<<<<< HEAD
-=======
 #include "ps/internal/env.h"
->>>>>>> hostile
 #include "ps/internal/logging.h"
 #include "ps/message_codec.h"
 

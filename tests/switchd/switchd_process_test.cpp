@@ -24,13 +24,9 @@
 
 #include "common/disconnect_monitor.h"
 #include "common/result_slots.h"
-<<<<<<< HEAD
-#include "hotpath/controller/switch_control_client.h"
-=======
 #include "common/run_command.h"
 #include "hotpath/controller/switch_control_client.h"
 #include "switchd/control_handler.h"
->>>>>>> hostile
 #include "switchd/udp_socket.h"
 #include "wire/fixed_point.h"
 #include "wire/wire.h"
@@ -389,7 +385,7 @@ TEST(SwitchdProcess, MalformedControlRequestsAreAnsweredCountedAndSurvived) {
     EXPECT_TRUE(monitor.Disconnected()) << "the switch read a request over the cap";
   }
 
-  ControlClient control(sw.control);
+  libra::hotpath::SwitchControlClient control(sw.control);
   EXPECT_TRUE(control.Probe());
   const CommandResult stats = RunCommand(std::string(LIBRA_BIN) + " switchd-stats " + sw.control);
   ASSERT_EQ(stats.status, 0) << stats.output;

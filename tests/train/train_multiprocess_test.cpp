@@ -389,10 +389,11 @@ TEST_F(TrainJobTest, AFloodOfForgedPacketsLeavesTheLibraModelBitIdentical) {
 // that runs its hot path here did not use it.
 TEST_F(TrainJobTest, AJobWithoutATokenRunsTheHotPathUnderARandomOne) {
   libra::test_support::SwitchdProcess sw;
-  const nlohmann::json report =
-      Train("--model lr --epochs 1 --workers 2 --servers 1 --batch 200 --sample 0.1 --switch " +
-                sw.data.ToString() + " --switch-control " + sw.control,
-            "random-token.json");
+  const nlohmann::json report = Train(
+      "--model lr --epochs 1 --workers 2 --servers 1 --batch 200 --sample 0.1 --capacity 0 "
+      "--switch " +
+          sw.data.ToString() + " --switch-control " + sw.control,
+      "random-token.json");
   EXPECT_TRUE(HotPathRan(report));
   // The report says hot_path even when the install was refused (issue 22,
   // item 8), so ask the switch: it aggregated the job's pushes.

@@ -77,6 +77,10 @@ namespace hot_path_hooks {
 std::unique_ptr<WorkerHotPath> CreateWorker(WorkerHotPath::ServerOf server_of);
 std::unique_ptr<ServerHotPath> CreateServer(ServerHotPath::Handle handle);
 
+// ps::Start, before the node registers: reads the LIBRA_* settings, so that
+// a bad one stops this node (LOG(FATAL) throws ps::Error) before the job
+// waits for it.
+void CheckSettings();
 // Postoffice::Start, once the van runs: the node joins the hot path's control.
 void OnStart();
 // Postoffice::Finalize, before the final barrier: a worker waits until the
