@@ -36,7 +36,17 @@ void PrintTrainSummary(std::ostream& out, const nlohmann::json& report) {
       << "  held-out loss    " << Format("%.4f", final.value("test_log_loss", 0.0)) << "\n"
       << "  held-out AUC     " << Format("%.4f", final.value("test_auc", 0.0)) << "\n"
       << "  wall time        " << Format("%.1f s", report.value("wall_seconds", 0.0)) << "\n";
-  if (config.value("hot_path", false)) {
+  // Configured is not running: the controller may have kept the job plain
+  // (the cost model, a refused install); worker 0's node says which.
+  std::string plain_reason;
+  for (const nlohmann::json& node : report.at("nodes")) {
+    if (node.value("role", "") != "worker" || node.value("rank", -1) != 0) continue;
+    const nlohmann::json hot = node.value("hot_path", nlohmann::json::object());
+    if (!hot.value("active", true)) plain_reason = hot.value("plain_reason", "?");
+  }
+  if (config.value("hot_path", false) && !plain_reason.empty()) {
+    out << "  hot path         off: " << plain_reason << "\n";
+  } else if (config.value("hot_path", false)) {
     const nlohmann::json& io =
         report.value("switch", nlohmann::json::object()).value("io", nlohmann::json::object());
     out << "  hot path         switch " << report["config"]["libra"].value("LIBRA_SWITCH", "?")

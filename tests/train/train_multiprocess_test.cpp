@@ -26,6 +26,7 @@
 #include "common/run_command.h"
 #include "common/switchd_process.h"
 #include "common/temp_dir.h"
+#include "hotpath/controller/switch_control_client.h"
 #include "wire/wire.h"
 
 namespace libra::train {
@@ -382,6 +383,53 @@ TEST_F(TrainJobTest, AFloodOfForgedPacketsLeavesTheLibraModelBitIdentical) {
   }
   EXPECT_FALSE(fingerprints[0].empty());
   EXPECT_EQ(fingerprints[0], fingerprints[1]);
+}
+
+// A job whose install the switch refused (another job holds it) runs plain,
+// and its report says so with the switch's reason, not just "configured".
+TEST_F(TrainJobTest, AJobTheSwitchRefusedReportsItRanPlainAndWhy) {
+  libra::test_support::SwitchdProcess sw;
+  libra::SwitchJob other;
+  other.job_id = 7;
+  other.token = "someone-else";
+  other.workers = {libra::UdpEndpoint{0x7f000001, 1}};
+  other.servers = {libra::UdpEndpoint{0x7f000001, 2}};
+  other.cells_per_array = 16;
+  libra::hotpath::SwitchControlClient(sw.control).InstallJob(other);
+  const nlohmann::json report = Train(
+      "--model lr --epochs 1 --workers 2 --servers 1 --batch 200 --sample 0.1 --capacity 0 "
+      "--switch " +
+          sw.data.ToString() + " --switch-control " + sw.control,
+      "refused.json");
+  ASSERT_FALSE(report.is_discarded());
+  for (const nlohmann::json& node : report["nodes"]) {
+    if (node.value("role", "") != "worker") continue;
+    const nlohmann::json& hot = node["hot_path"];
+    EXPECT_FALSE(hot.value("active", true)) << hot.dump();
+    EXPECT_NE(hot.value("plain_reason", "").find("one job at a time"), std::string::npos)
+        << hot.dump();
+    EXPECT_EQ(hot.value("epochs_hot", 0), 0);
+  }
+}
+
+// A hot set made by `libra profile` from the data `libra train` trains on
+// holds the keys the training job pushes: its values take the hot path.
+TEST_F(TrainJobTest, AHotSetFromLibraProfileCarriesTheTrainingJobsKeys) {
+  const std::string hot_set = File("profiled.hot");
+  const CommandResult profile =
+      RunLibra("profile --data " + data_ + " --out " + hot_set + " --capacity 2000 --no-evaluate");
+  ASSERT_EQ(profile.status, 0) << profile.output;
+  const nlohmann::json report = Train(
+      "--model lr --epochs 1 --workers 2 --servers 1 --batch 200 --libra --hot-set " + hot_set,
+      "profiled.json");
+  ASSERT_FALSE(report.is_discarded());
+  uint64_t hot_values = 0;
+  for (const nlohmann::json& node : report["nodes"]) {
+    if (node.value("role", "") == "worker") {
+      hot_values += node["hot_path"].value("hot_values_pushed", uint64_t{0});
+    }
+  }
+  EXPECT_GT(hot_values, 0u) << "the profiled keys are not the keys the job pushes";
 }
 
 // Without --job-token the controller draws a random token: the switch

@@ -1,5 +1,6 @@
 // `libra profile`: chooses the hot set from a sample of a data file, places
 // it, writes the hot-set file and reports coverage and packing.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -12,6 +13,7 @@
 #include "hot/hot_profiler.h"
 #include "hot/hot_switch_layout.h"
 #include "hot/placement.h"
+#include "train/batch.h"
 #include "wire/pipeline_profile.h"
 
 namespace libra::tool {
@@ -28,6 +30,7 @@ struct ProfileCommandOptions {
   std::string pipeline = "tofino1";
   size_t counter_memory_mb = hot::UpdateCounter::kDefaultMemoryBudget >> 20;
   bool skip_bad_lines = false;
+  std::string keys = "training";  // training: the keys `libra train` pushes; feature: as read
   bool evaluate = false;
   bool no_evaluate = false;
   // Register arrays and cells per array; 0: the most the pipeline holds.
@@ -110,7 +113,14 @@ int RunProfile(ProfileCommandOptions o) {
 
     hot::FileSampleOptions file_options;
     file_options.skip_bad_lines = o.skip_bad_lines;
-    const hot::EpochSample sample = hot::SampleDataFile(o.data, o.profile, file_options);
+    hot::EpochSample sample = hot::SampleDataFile(o.data, o.profile, file_options);
+    // `libra train` pushes a feature under ParameterKeyOf(feature), not the
+    // feature's own number: a hot set for it must hold those keys.
+    const bool training_keys = o.keys == "training";
+    if (training_keys) {
+      std::transform(sample.keys.begin(), sample.keys.end(), sample.keys.begin(),
+                     train::ParameterKeyOf);
+    }
     if (sample.bad_lines > 0) {
       std::cerr << "skipped " << sample.bad_lines << " bad lines in the sampled part\n";
     }
@@ -121,7 +131,11 @@ int RunProfile(ProfileCommandOptions o) {
     if (evaluate) {
       train::ReadOptions read_options;
       read_options.skip_bad_lines = o.skip_bad_lines;
-      const train::Dataset data = train::ReadDataset(o.data, read_options);
+      train::Dataset data = train::ReadDataset(o.data, read_options);
+      if (training_keys) {
+        std::transform(data.keys.begin(), data.keys.end(), data.keys.begin(),
+                       train::ParameterKeyOf);
+      }
       hot::EvaluateCoverage(hot::SparseRows{data.row_begin, data.keys}, o.profile, result.hot_set,
                             &result.report);
     }
@@ -217,6 +231,11 @@ void AddProfileCommand(CLI::App& parent, Runner& run) {
       ->capture_default_str()
       ->check(CLI::Range(size_t{1}, size_t{1} << 20));
   sub->add_option("--seed", opts->profile.seed, "Picks the sampled epochs")->capture_default_str();
+  sub->add_option("--keys", opts->keys,
+                  "Keys of the hot set: training (as `libra train` pushes them, the default) or "
+                  "feature (the data's own feature numbers, for a program that pushes those)")
+      ->check(CLI::IsMember({"training", "feature"}))
+      ->capture_default_str();
   sub->add_flag("--skip-bad-lines", opts->skip_bad_lines,
                 "Skip malformed lines instead of failing");
   CLI::Option* evaluate =

@@ -317,13 +317,21 @@ void HotPathNode::SetReport(std::function<nlohmann::json()> report) {
 
 nlohmann::json HotPathNode::Report() {
   std::function<nlohmann::json()> report;
+  std::optional<Install> install;
   {
     std::lock_guard<std::mutex> lock(mu_);
     report = report_;
+    install = worker_install_ ? worker_install_ : server_install_;
   }
   if (!enabled()) return {{"enabled", false}};
   nlohmann::json out = report ? report() : nlohmann::json::object();
+  // "enabled": configured (LIBRA_SWITCH); "active": the controller's INSTALL
+  // turned the hot path on for this node, else "plain_reason" says why not.
   out["enabled"] = true;
+  if (install) {
+    out["active"] = install->enabled;
+    if (!install->enabled) out["plain_reason"] = install->reason;
+  }
   out["mode"] = Config().sampling() ? "sampling" : "file";
   out["first_hot_epoch"] = Config().first_hot_epoch();
   if (controller_) out["cost_model"] = controller_->CostReport();

@@ -127,6 +127,16 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
       StartSender(resume_->job_id, epoch, resume_->generation);
     Parts hot;
     Split(all, &hot, cold);
+    if (epochs_hot_ == 0 && hot.keys.empty() && !all.keys.empty()) {
+      // Said once: a hot set that holds none of the keys pushed is almost
+      // always one made for other keys (another data set, or `libra profile
+      // --keys feature` for `libra train`, which pushes parameter keys).
+      LOG(WARNING) << "libra: worker " << ps::Postoffice::Get()->my_rank() << ": none of the "
+                   << all.keys.size() << " keys of its first hot push is among the "
+                   << hot_set_->size()
+                   << " hot keys; the hot set was made for other keys, and every value goes "
+                      "to the servers";
+    }
     last_pushed_ = epoch;
     ++epochs_hot_;
     hot_values_ += hot.vals.size();
