@@ -68,6 +68,27 @@ TrainingHotSet FindTrainingHotSet(const Dataset& train, const Model& model,
   std::vector<hot::HotKey> chosen =
       hot::ChooseHotKeys(std::move(candidates), options.capacity_cells);
   const hot::SwitchLayout layout = found.hot_set.layout();
+  if (options.choose_by_cost) {
+    // A key's pushes per epoch: its sampled updates over the sampled epochs.
+    const double epochs = std::max<double>(1, static_cast<double>(found.report.sampled_epochs));
+    hot::CostInput input;
+    input.num_workers = options.workers;
+    input.num_servers = options.servers;
+    input.slots_per_packet = layout.num_arrays;
+    input.capacity_values = options.capacity_cells;
+    input.link_bytes_per_s = static_cast<double>(options.link_mbit) * 1e6 / 8;
+    for (const hot::HotKey& k : chosen) {
+      input.keys.push_back(
+          {k.key, k.value_len,
+           std::min<double>(options.workers, static_cast<double>(k.frequency) / epochs)});
+    }
+    const hot::CostChoice choice = hot::ChooseByCost(input);
+    result.cost_why = choice.why;
+    result.cost = choice.chosen;
+    // Both orders are by updates, most first; dense keys (capped at one push
+    // per worker) stay ahead of every feature key.
+    chosen.resize(choice.chosen.keys);
+  }
   result.hot_set =
       hot::PlaceHotSet(std::move(chosen), layout, *hot::MakePlacement(hot::PlacementKind::kHeat));
   for (uint32_t i = 0; i < model.num_dense_keys(); ++i) {

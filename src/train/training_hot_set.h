@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "data/dataset.h"
+#include "hot/cost_model.h"
 #include "hot/hot_profiler.h"
 #include "hot/hot_set.h"
 #include "train/model.h"
@@ -26,6 +27,12 @@ struct TrainingHotSetOptions {
   uint32_t batch = 1000;  // rows per worker per iteration
   uint64_t seed = 1;
   double min_pushes_per_epoch = 0;  // see hot::ProfileOptions
+  // Keep only the prefix of the chosen keys that the cost model
+  // (hot/cost_model.h) predicts pays on links of `link_mbit` (0: unknown)
+  // with `servers` servers; maybe none (an empty hot set).
+  bool choose_by_cost = false;
+  uint32_t servers = 1;
+  uint64_t link_mbit = 0;
 };
 
 struct TrainingHotSet {
@@ -41,6 +48,9 @@ struct TrainingHotSet {
   // ranks spread evenly on a log scale, the last rank included.
   std::vector<std::pair<uint64_t, uint64_t>> updates_by_rank;
   uint64_t hot_feature_keys = 0;  // the hot cut-off, as a rank
+  // With choose_by_cost: the model's verdict and its prediction for the set.
+  std::string cost_why;
+  hot::CostPrediction cost;
 
   double hot_update_share() const {
     return key_updates ? static_cast<double>(hot_key_updates) / key_updates : 0.0;
