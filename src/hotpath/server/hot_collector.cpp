@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "hotpath/messages/hot_packets.h"
+#include "hotpath/messages/written_rows.h"
 #include "hotpath/node/datagram_socket.h"
 #include "hotpath/node/retry_clock.h"
 
@@ -40,18 +41,6 @@ std::vector<hot::Key> SortedOwnedKeys(const hot::HotSet& hot_set, std::span<cons
 }
 
 }  // namespace
-
-std::vector<std::uint32_t> CollectRows(const hot::HotSet& hot_set, std::span<const hot::Key> keys) {
-  std::vector<std::uint32_t> rows;
-  for (const hot::Key key : keys) {
-    const std::uint32_t index = hot_set.Find(key);
-    if (index == hot::HotSet::kCold) continue;
-    for (const hot::CellAddress& cell : hot_set.CellsOf(index)) rows.push_back(cell.index);
-  }
-  std::sort(rows.begin(), rows.end());
-  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
-  return rows;
-}
 
 struct HotCollector::Impl {
   Impl(std::shared_ptr<const hot::HotSet> hot_set_in, std::span<const hot::Key> owned,
@@ -415,8 +404,7 @@ void HotCollector::Impl::HandleResult(const wire::Message& result) {
   // The RESULT holds the written cells only, each slot naming the COLLECT
   // slot it answers, in increasing order; anything else is not the switch's.
   const std::uint32_t num_arrays = hot_set->layout().num_arrays;
-  const std::uint32_t asked_slots =
-      by_row ? num_arrays : wire::LoadBig16(&plan.packets[k].bytes[10]);
+  const std::uint32_t asked_slots = by_row ? num_arrays : plan.packets[k].slot_count();
   std::uint32_t previous = 0;
   for (std::uint32_t i = 0; i < header.slot_count; ++i) {
     const wire::Slot& slot = result.slots[i];
@@ -487,7 +475,7 @@ void HotCollector::Impl::Start() {
   if (by_row && reports != row_reports.end() && reports->second.workers == options.num_workers) {
     const std::vector<std::uint8_t>& written = reports->second.written;
     for (std::uint32_t k = 0; k < plan_packets(); ++k) {
-      if (((written[k / 8] >> (k % 8)) & 1) != 0) continue;
+      if (RowBit(written, k)) continue;
       answered[k] = true;
       ++answered_count;
       ++counters.rows_skipped;
@@ -678,7 +666,7 @@ void HotCollector::PublishUpdate(std::uint32_t epoch, std::span<const hot::Key> 
       update.packet = packet;
       update.flags = &packet == &packets.back() ? wire::kFlagLast : 0;
       update.epoch = epoch;
-      update.seq = wire::LoadBig32(&packet.bytes[16]);
+      update.seq = packet.seq();
       impl.updates.push_back(update);
     }
     impl.counters.update_packets += packets.size();
@@ -696,7 +684,8 @@ void HotCollector::AddWrittenRows(std::uint32_t epoch, std::uint32_t worker,
     constexpr std::uint32_t kMaxEpochsAhead = 64;
     const bool current = epoch > impl.next_epoch || (epoch == impl.next_epoch && !impl.collecting);
     if (!impl.by_row || !current || epoch - impl.next_epoch > kMaxEpochsAhead ||
-        worker >= impl.options.num_workers || bitmap.size() != (impl.plan_packets() + 7) / 8) {
+        worker >= impl.options.num_workers ||
+        bitmap.size() != RowBitmapBytes(impl.plan_packets())) {
       ++impl.counters.row_reports_ignored;
       return;
     }
