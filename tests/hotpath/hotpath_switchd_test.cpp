@@ -28,7 +28,7 @@
 #include "hotpath/server/fallback_aggregator.h"
 #include "hotpath/server/hot_collector.h"
 #include "hotpath/worker/hot_sender.h"
-#include "switchd/udp_socket.h"
+#include "net/udp_socket.h"
 #include "wire/fixed_point.h"
 
 namespace libra::hotpath {
@@ -633,7 +633,7 @@ TEST(HotPathSwitchd, BadPushesAreRefusedWithoutHarm) {
 TEST(HotPathSwitchd, MalformedAndForeignDatagramsAreCountedAndDropped) {
   SwitchdProcess sw;
   Cluster cluster(sw, 1, 1);
-  switchd::UdpSocket intruder(UdpEndpoint{0x7f000001, 0});
+  net::UdpSocket intruder(UdpEndpoint{0x7f000001, 0});
   const std::uint8_t junk[5] = {1, 2, 3, 4, 5};
   wire::Header foreign;
   foreign.type = wire::MessageType::kAck;

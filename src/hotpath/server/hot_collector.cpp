@@ -12,8 +12,10 @@
 
 #include "hotpath/messages/hot_packets.h"
 #include "hotpath/messages/written_rows.h"
-#include "hotpath/node/datagram_socket.h"
+#include "hotpath/node/engine_socket.h"
 #include "hotpath/node/retry_clock.h"
+#include "net/udp_socket.h"
+#include "net/waker.h"
 
 namespace libra::hotpath {
 namespace {
@@ -47,9 +49,9 @@ struct HotCollector::Impl {
        HotCollectorOptions options_in, EpochCallback callback)
       : hot_set(std::move(hot_set_in)),
         options(Checked(options_in, *hot_set)),
-        socket(options.local),
+        socket(options.local, EngineSocketOptions()),
         owned_keys(SortedOwnedKeys(*hot_set, owned)),
-        out(socket.fd(), options.switch_address, kBatch),
+        out(socket.fd(), kBatch),
         next_epoch(options.first_epoch),
         last_poll(Clock::now()),
         update_retry(options.retry),
@@ -78,7 +80,7 @@ struct HotCollector::Impl {
       std::lock_guard lock(mutex);
       stopping = true;
     }
-    socket.Wake();
+    waker.Wake();
     io.join();
   }
 
@@ -123,7 +125,8 @@ struct HotCollector::Impl {
 
   std::shared_ptr<const hot::HotSet> hot_set;
   const HotCollectorOptions options;
-  DatagramSocket socket;
+  net::UdpSocket socket;
+  net::Waker waker;  // wakes the I/O thread out of its wait on the socket
 
   // What this server collects, fixed at construction: its keys ascending and
   // the COLLECT packets that read their cells (the epoch is patched in).
@@ -138,7 +141,7 @@ struct HotCollector::Impl {
   bool by_row = false;
 
   mutable std::mutex mutex;
-  SendBatch out;
+  net::SendQueue out;  // to the switch
   bool stopping = false;
   std::uint32_t next_epoch;                 // the epoch to collect (and deliver) next
   std::optional<std::uint32_t> ready_upto;  // newest epoch known complete
@@ -243,11 +246,11 @@ bool HotCollector::Impl::PlanRows(const wire::Header& header) {
 }
 
 void HotCollector::Impl::Run() {
-  ReceivedBatch batch(kBatch);
+  net::ReceiveBatch batch(kBatch);
   Clock::time_point deadline = Clock::now();
   std::vector<CollectedEpoch> to_deliver;
   for (;;) {
-    socket.WaitUntil(deadline);
+    waker.WaitUntil(socket.fd(), deadline);
     {
       std::lock_guard lock(mutex);
       if (stopping) return;
@@ -262,7 +265,7 @@ void HotCollector::Impl::Run() {
       out.Flush();
       counters.packets_sent = out.packets_sent();
       counters.bytes_sent = out.bytes_sent();
-      counters.send_errors = out.errors();
+      counters.send_errors = out.refused();
 
       deadline = now + kIdleWake;
       if (collecting) {
@@ -339,7 +342,7 @@ void HotCollector::Impl::SendUpdates(Clock::time_point now) {
     if (update.acked) continue;
     if (!update.sent) {
       if (outstanding >= options.update_window) break;
-      out.Add(update.packet.view());
+      out.PushView(update.packet.view(), options.switch_address);
       update.sent = true;
       update.sent_at = now;
       ++outstanding;
@@ -356,7 +359,7 @@ void HotCollector::Impl::SendUpdates(Clock::time_point now) {
       }
     }
     update.packet.SetFlags(update.flags | wire::kFlagRetransmission);
-    out.Add(update.packet.view());
+    out.PushView(update.packet.view(), options.switch_address);
     update.sent_at = now;
     update.resent = true;
     ++counters.update_retransmissions;
@@ -539,7 +542,7 @@ void HotCollector::Impl::Progress(Clock::time_point now) {
       plan.packets[0].SetEpoch(next_epoch);
       plan.packets[0].SetFlags(plan_flags());
       plan.packets[0].SetSeq(0);
-      out.Add(plan.packets[0].view());
+      out.PushView(plan.packets[0].view(), options.switch_address);
       last_poll = now;
       ++counters.ready_polls;
       return;
@@ -589,7 +592,7 @@ void HotCollector::Impl::SendCollect(std::uint32_t k, Clock::time_point now, boo
     ++counters.collect_packets;
   }
   plan.packets[k].SetSeq(k | std::uint32_t{attempts[k]} << kCollectSeqPacketBits);
-  out.Add(plan.packets[k].view());
+  out.PushView(plan.packets[k].view(), options.switch_address);
   sent_at[k] = now;
   last_send_order[k] = ++sends;
   if (!resend) first_send_order[k] = sends;
@@ -671,7 +674,7 @@ void HotCollector::PublishUpdate(std::uint32_t epoch, std::span<const hot::Key> 
     }
     impl.counters.update_packets += packets.size();
   }
-  impl.socket.Wake();
+  impl.waker.Wake();
 }
 
 void HotCollector::AddWrittenRows(std::uint32_t epoch, std::uint32_t worker,
@@ -701,7 +704,7 @@ void HotCollector::AddWrittenRows(std::uint32_t epoch, std::uint32_t worker,
     }
     ++impl.counters.row_reports;
   }
-  impl.socket.Wake();
+  impl.waker.Wake();
 }
 
 HotCollectorCounters HotCollector::counters() const {
