@@ -95,7 +95,7 @@ void BM_ProgramDataPacket(benchmark::State& state) {
     if (next == packets.size()) {
       state.PauseTiming();
       ++epoch;
-      for (auto& bytes : packets) wire::StoreBig32(bytes.data() + 12, epoch);
+      for (auto& bytes : packets) wire::SetEpoch(bytes.data(), epoch);
       next = 0;
       state.ResumeTiming();
     }

@@ -107,7 +107,7 @@ ProgramBenchmarkResult RunProgramBenchmark(const BenchTraffic& traffic, double s
     EpochBytes& packets = epochs[epoch % epochs.size()];
     const std::size_t count = packets.worker.size();
     std::uint8_t* const bytes = packets.bytes.data();
-    for (std::size_t k = 0; k < count; ++k) wire::StoreBig32(bytes + packets.begin[k] + 12, epoch);
+    for (std::size_t k = 0; k < count; ++k) wire::SetEpoch(bytes + packets.begin[k], epoch);
     for (std::size_t k = 0; k < count; ++k) {
       program.Process({bytes + packets.begin[k], packets.begin[k + 1] - packets.begin[k]},
                       job.workers[packets.worker[k]], out);

@@ -11,13 +11,16 @@
 #include <vector>
 
 #include "hotpath/controller/switch_control_client.h"
+#include "net/udp_socket.h"
 #include "switchd/switch_daemon.h"
-#include "switchd/udp_socket.h"
 
 namespace libra::switchd {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using net::ReceiveBatch;
+using net::SendQueue;
+using net::UdpSocket;
 
 struct SenderTotals {
   std::uint64_t acked = 0;

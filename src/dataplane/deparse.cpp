@@ -23,9 +23,9 @@ void EmitAck(const PacketContext& ctx, std::uint16_t flags, PipelineState& state
   packet.destination = ctx.source;
   packet.length = static_cast<std::uint16_t>(wire::kHeaderBytes);
   std::copy_n(ctx.bytes.data(), wire::kHeaderBytes, packet.bytes.data());
-  packet.bytes[1] = static_cast<std::uint8_t>(wire::MessageType::kAck);
-  wire::StoreBig16(packet.bytes.data() + 2, flags);
-  wire::StoreBig16(packet.bytes.data() + 10, 0);  // slot_count
+  wire::SetType(packet.bytes.data(), wire::MessageType::kAck);
+  wire::SetFlags(packet.bytes.data(), flags);
+  wire::SetSlotCount(packet.bytes.data(), 0);
   state.counters.Count(Event::kPacketsOut);
   state.counters.Count(Event::kAcks);
 }

@@ -1,6 +1,3 @@
-#include <bit>
-#include <cstring>
-
 #include "dataplane/stages.h"
 
 namespace libra::dataplane {
@@ -25,24 +22,13 @@ DropReason ReasonFor(wire::DecodeError error) {
   return DropReason::kTooManySlots;
 }
 
-// One 8-byte slot as a host-order 64-bit word: key word high, value low.
-inline std::uint64_t LoadSlotWord(const std::uint8_t* p) {
-  std::uint64_t big_endian;
-  std::memcpy(&big_endian, p, sizeof(big_endian));
-  if constexpr (std::endian::native == std::endian::little) {
-    return __builtin_bswap64(big_endian);
-  } else {
-    return big_endian;
-  }
-}
-
 // Byte-swaps `count` slots into key and value words.
 LIBRA_SLOT_KERNEL void LoadSlots(const std::uint8_t* __restrict in, std::size_t count,
                                  std::uint32_t* __restrict key, std::uint32_t* __restrict value) {
   ForSlots(count, [&](std::size_t j) {
-    const std::uint64_t word = LoadSlotWord(in + j * wire::kSlotBytes);
-    key[j] = static_cast<std::uint32_t>(word >> 32);
-    value[j] = static_cast<std::uint32_t>(word);
+    const std::uint64_t word = wire::LoadSlotWord(in + j * wire::kSlotBytes);
+    key[j] = wire::SlotKeyWord(word);
+    value[j] = wire::SlotValueWord(word);
   });
 }
 
@@ -50,7 +36,7 @@ LIBRA_SLOT_KERNEL void LoadSlots(const std::uint8_t* __restrict in, std::size_t 
 // whose valid bit is set.
 LIBRA_SLOT_KERNEL std::uint64_t SplitKeys(std::size_t count, std::uint32_t* __restrict key) {
   return SlotMask(count, [&](std::size_t j) {
-    const std::uint32_t valid = key[j] >> 31;
+    const std::uint32_t valid = wire::SlotValidBitOf(key[j]);
     key[j] &= wire::kSlotIndexMask;
     return valid;
   });

@@ -14,7 +14,7 @@ void ReplicateStage(PacketContext& ctx, PipelineState& state, OutputBatch& out) 
     packet.destination = worker;
     packet.length = static_cast<std::uint16_t>(ctx.bytes.size());
     std::copy(ctx.bytes.begin(), ctx.bytes.end(), packet.bytes.begin());
-    packet.bytes[1] = static_cast<std::uint8_t>(wire::MessageType::kReplica);
+    wire::SetType(packet.bytes.data(), wire::MessageType::kReplica);
   }
   state.counters.Count(Event::kReplicasSent, state.job->workers.size());
   state.counters.Count(Event::kPacketsOut, state.job->workers.size());

@@ -1,6 +1,6 @@
 #include "ps/message_codec.h"
 
-#include <cstring>
+#include "wire/coding.h"
 
 namespace ps {
 
@@ -12,54 +12,13 @@ constexpr size_t kMaxHostname = 255;
 constexpr size_t kMaxNodes = 1 << 16;
 constexpr size_t kMaxDataFrames = 64;
 
-class Writer {
- public:
-  template <typename T>
-  void Put(T value) {
-    char buf[sizeof(T)];
-    std::memcpy(buf, &value, sizeof(T));
-    out_.append(buf, sizeof(T));
-  }
-  void PutString(const std::string& s) {
-    Put<uint32_t>(static_cast<uint32_t>(s.size()));
-    out_.append(s);
-  }
-  std::string Take() { return std::move(out_); }
-
- private:
-  std::string out_;
-};
-
-class Reader {
- public:
-  Reader(const char* data, size_t size) : data_(data), left_(size) {}
-  template <typename T>
-  bool Get(T* value) {
-    if (left_ < sizeof(T)) return false;
-    std::memcpy(value, data_, sizeof(T));
-    data_ += sizeof(T);
-    left_ -= sizeof(T);
-    return true;
-  }
-  bool GetString(std::string* s, size_t max_size) {
-    uint32_t n;
-    if (!Get(&n) || n > left_ || n > max_size) return false;
-    s->assign(data_, n);
-    data_ += n;
-    left_ -= n;
-    return true;
-  }
-  bool AtEnd() const { return left_ == 0; }
-
- private:
-  const char* data_;
-  size_t left_;
-};
+using libra::wire::ByteReader;
+using libra::wire::ByteWriter;
 
 }  // namespace
 
 std::string EncodeMeta(const Meta& meta) {
-  Writer w;
+  ByteWriter w;
   w.Put<uint16_t>(kMagic);
   w.Put<uint8_t>(kVersion);
   uint8_t flags = (meta.request ? 1 : 0) | (meta.push ? 2 : 0) | (meta.pull ? 4 : 0) |
@@ -86,7 +45,7 @@ std::string EncodeMeta(const Meta& meta) {
 }
 
 bool DecodeMeta(const char* bytes, size_t size, Meta* meta) {
-  Reader r(bytes, size);
+  ByteReader r(std::string_view(bytes, size));
   uint16_t magic;
   uint8_t version, flags;
   if (!r.Get(&magic) || magic != kMagic || !r.Get(&version) || version != kVersion ||

@@ -5,9 +5,9 @@
 #include <stdexcept>
 #include <zmq.hpp>
 
+#include "net/udp_socket.h"
 #include "switchd/control_handler.h"
 #include "switchd/loss_injector.h"
-#include "switchd/udp_socket.h"
 
 namespace libra::switchd {
 
@@ -100,12 +100,12 @@ struct SwitchDaemon::Impl {
   }
 
   dataplane::Program program;
-  UdpSocket socket;
+  net::UdpSocket socket;
   zmq::context_t context{1};
   zmq::socket_t control;
   const bool coalescing;  // the kernel passes segmented sends as one message
-  ReceiveBatch receive;
-  SendQueue send;
+  net::ReceiveBatch receive;
+  net::SendQueue send;
   dataplane::OutputBatch outputs;
   LossInjector ingress_loss;
   LossInjector egress_loss;

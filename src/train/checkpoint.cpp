@@ -12,6 +12,8 @@
 #include <iterator>
 #include <system_error>
 
+#include "wire/coding.h"
+
 namespace libra::train {
 namespace {
 
@@ -33,30 +35,6 @@ uint64_t Fnv1a(const char* data, size_t size, uint64_t hash = kFnvOffset) {
   }
   return hash;
 }
-
-template <typename T>
-void Put(std::string* out, T value) {
-  out->append(reinterpret_cast<const char*>(&value), sizeof(value));
-}
-
-// Reads fixed-size fields from the file's bytes; the caller checked the size.
-class Reader {
- public:
-  explicit Reader(const std::string& bytes) : bytes_(bytes) {}
-  template <typename T>
-  T Get() {
-    T value;
-    std::memcpy(&value, bytes_.data() + at_, sizeof(value));
-    at_ += sizeof(value);
-    return value;
-  }
-  const char* here() const { return bytes_.data() + at_; }
-  void Skip(size_t n) { at_ += n; }
-
- private:
-  const std::string& bytes_;
-  size_t at_ = 0;
-};
 
 std::string Errno(const std::string& what, const std::string& path) {
   return "checkpoint " + path + ": " + what + ": " + std::strerror(errno);
@@ -122,21 +100,22 @@ std::string WriteCheckpoint(const std::string& dir, const ShardCheckpoint& c) {
   fs::create_directories(dir, ec);
   if (ec) throw CheckpointError("checkpoint directory " + dir + ": " + ec.message());
 
-  std::string bytes;
-  bytes.reserve(kHeaderBytes + c.keys.size() * 8 + c.entries.size() * 4 + kChecksumBytes);
-  bytes.append(kMagic, sizeof(kMagic));
-  Put<uint32_t>(&bytes, kVersion);
-  Put<uint32_t>(&bytes, c.server_rank);
-  Put<uint32_t>(&bytes, c.value_length);
-  Put<uint32_t>(&bytes, c.state_per_value);
-  Put<uint32_t>(&bytes, c.optimizer_kind);
-  Put<uint32_t>(&bytes, 0);
-  Put<uint64_t>(&bytes, c.job_signature);
-  Put<uint64_t>(&bytes, c.iteration);
-  Put<uint64_t>(&bytes, c.keys.size());
-  bytes.append(reinterpret_cast<const char*>(c.keys.data()), c.keys.size() * sizeof(uint64_t));
-  bytes.append(reinterpret_cast<const char*>(c.entries.data()), c.entries.size() * sizeof(float));
-  Put<uint64_t>(&bytes, Fnv1a(bytes.data(), bytes.size()));
+  wire::ByteWriter out;
+  out.Reserve(kHeaderBytes + c.keys.size() * 8 + c.entries.size() * 4 + kChecksumBytes);
+  out.PutBytes(kMagic, sizeof(kMagic));
+  out.Put<uint32_t>(kVersion);
+  out.Put<uint32_t>(c.server_rank);
+  out.Put<uint32_t>(c.value_length);
+  out.Put<uint32_t>(c.state_per_value);
+  out.Put<uint32_t>(c.optimizer_kind);
+  out.Put<uint32_t>(0);
+  out.Put<uint64_t>(c.job_signature);
+  out.Put<uint64_t>(c.iteration);
+  out.Put<uint64_t>(c.keys.size());
+  out.PutArray(std::span<const uint64_t>(c.keys));
+  out.PutArray(std::span<const float>(c.entries));
+  out.Put<uint64_t>(Fnv1a(out.bytes().data(), out.size()));
+  const std::string bytes = out.Take();
 
   const std::string name = CheckpointFileName(c.server_rank, c.iteration);
   const std::string final_path = (fs::path(dir) / name).string();
@@ -174,22 +153,25 @@ ShardCheckpoint ReadCheckpoint(const std::string& path) {
   if (bytes.size() < kHeaderBytes + kChecksumBytes) {
     throw fail("truncated (" + std::to_string(bytes.size()) + " bytes, header incomplete)");
   }
-  Reader r(bytes);
+  // The header's size was checked, so no read of it can run out of bytes.
+  wire::ByteReader r(bytes);
   r.Skip(sizeof(kMagic));
-  const uint32_t version = r.Get<uint32_t>();
+  uint32_t version = 0;
+  r.Get(&version);
   if (version != kVersion) {
     throw fail("unsupported version " + std::to_string(version) + " (this build reads " +
                std::to_string(kVersion) + ")");
   }
   ShardCheckpoint c;
-  c.server_rank = r.Get<uint32_t>();
-  c.value_length = r.Get<uint32_t>();
-  c.state_per_value = r.Get<uint32_t>();
-  c.optimizer_kind = r.Get<uint32_t>();
-  r.Get<uint32_t>();  // reserved
-  c.job_signature = r.Get<uint64_t>();
-  c.iteration = r.Get<uint64_t>();
-  const uint64_t count = r.Get<uint64_t>();
+  uint64_t count = 0;
+  r.Get(&c.server_rank);
+  r.Get(&c.value_length);
+  r.Get(&c.state_per_value);
+  r.Get(&c.optimizer_kind);
+  r.Skip(4);  // reserved
+  r.Get(&c.job_signature);
+  r.Get(&c.iteration);
+  r.Get(&count);
   // Sizes from the header are checked against the file before anything is
   // allocated, so a damaged count cannot ask for terabytes.
   const uint64_t entry_bytes = uint64_t{8} + uint64_t{4} * c.entry_length();
@@ -204,17 +186,13 @@ ShardCheckpoint ReadCheckpoint(const std::string& path) {
   }
   if (count * entry_bytes != body) throw fail("damaged (the key count does not match the size)");
   const size_t checked = bytes.size() - kChecksumBytes;
-  uint64_t stored;
-  std::memcpy(&stored, bytes.data() + checked, sizeof(stored));
+  const auto stored =
+      wire::LoadLittle<uint64_t>(reinterpret_cast<const uint8_t*>(bytes.data()) + checked);
   if (Fnv1a(bytes.data(), checked) != stored) throw fail("damaged (checksum mismatch)");
-  // An empty shard has no keys: memcpy must not see the vectors' null data.
   c.keys.resize(count);
-  if (count > 0) std::memcpy(c.keys.data(), r.here(), count * sizeof(uint64_t));
-  r.Skip(count * sizeof(uint64_t));
   c.entries.resize(count * c.entry_length());
-  if (!c.entries.empty()) {
-    std::memcpy(c.entries.data(), r.here(), c.entries.size() * sizeof(float));
-  }
+  r.GetArray(std::span<uint64_t>(c.keys));
+  r.GetArray(std::span<float>(c.entries));
   return c;
 }
 

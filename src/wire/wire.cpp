@@ -64,23 +64,22 @@ Payload PayloadOf(MessageType type) {
 
 namespace {
 
-inline std::uint64_t LoadBig64(const std::uint8_t* p) {
-  return (std::uint64_t{LoadBig32(p)} << 32) | LoadBig32(p + 4);
-}
-inline void StoreBig64(std::uint8_t* p, std::uint64_t v) {
-  StoreBig32(p, static_cast<std::uint32_t>(v >> 32));
-  StoreBig32(p + 4, static_cast<std::uint32_t>(v));
+void StoreHeader(const Header& header, std::uint8_t* p) {
+  p[kVersionAt] = header.version;
+  p[kTypeAt] = static_cast<std::uint8_t>(header.type);
+  StoreBig16(p + kFlagsAt, header.flags);
+  StoreBig32(p + kJobIdAt, header.job_id);
+  StoreBig16(p + kNodeIdAt, header.node_id);
+  StoreBig16(p + kSlotCountAt, header.slot_count);
+  StoreBig32(p + kEpochAt, header.epoch);
+  StoreBig32(p + kSeqAt, header.seq);
 }
 
-void StoreHeader(const Header& header, std::uint8_t* p) {
-  p[0] = header.version;
-  p[1] = static_cast<std::uint8_t>(header.type);
-  StoreBig16(p + 2, header.flags);
-  StoreBig32(p + 4, header.job_id);
-  StoreBig16(p + 8, header.node_id);
-  StoreBig16(p + 10, header.slot_count);
-  StoreBig32(p + 12, header.epoch);
-  StoreBig32(p + 16, header.seq);
+// The bytes cell i of sorted UPDATE cells adds: its value, and a row block
+// header when it starts a row.
+std::size_t UpdateBytesOf(std::span<const CellValue> cells, std::size_t i) {
+  const bool new_row = i == 0 || cells[i].index != cells[i - 1].index;
+  return (new_row ? kRowBlockHeaderBytes : 0) + kValueBytes;
 }
 
 std::size_t EncodeSlots(const Header& header, std::span<const Slot> slots,
@@ -91,7 +90,7 @@ std::size_t EncodeSlots(const Header& header, std::span<const Slot> slots,
   std::uint8_t* p = out.data() + kHeaderBytes;
   for (std::size_t j = 0; j < count; ++j, p += kSlotBytes) {
     StoreBig32(p, PackSlotKey(slots[j]));
-    StoreBig32(p + 4, slots[j].value);
+    StoreBig32(p + kSlotValueAt, slots[j].value);
   }
   return EncodedSize(count);
 }
@@ -155,7 +154,7 @@ DecodeError WalkRowBlocks(std::span<const std::uint8_t> in, const Header& header
   while (offset < in.size()) {
     if (in.size() - offset < kRowBlockHeaderBytes) return DecodeError::kTruncated;
     const std::uint32_t row = LoadBig32(in.data() + offset);
-    const std::uint64_t mask = LoadBig64(in.data() + offset + 4);
+    const std::uint64_t mask = LoadBig64(in.data() + offset + kRowBlockMaskAt);
     offset += kRowBlockHeaderBytes;
     if (row > kSlotIndexMask || mask == 0) return DecodeError::kBadPayload;
     const auto count = static_cast<std::size_t>(std::popcount(mask));
@@ -187,11 +186,20 @@ std::size_t Encode(const Header& header, std::span<const Slot> slots, std::span<
 
 std::size_t UpdateSize(std::span<const CellValue> cells) {
   std::size_t size = kHeaderBytes;
-  for (std::size_t i = 0; i < cells.size(); ++i) {
-    const bool new_row = i == 0 || cells[i].index != cells[i - 1].index;
-    size += (new_row ? kRowBlockHeaderBytes : 0) + kValueBytes;
-  }
+  for (std::size_t i = 0; i < cells.size(); ++i) size += UpdateBytesOf(cells, i);
   return size;
+}
+
+std::size_t UpdateCellsThatFit(std::span<const CellValue> cells) {
+  std::size_t size = kHeaderBytes;
+  std::size_t count = 0;
+  while (count < cells.size() && count < kMaxUpdateValues) {
+    const std::size_t grown = size + UpdateBytesOf(cells, count);
+    if (grown > kMaxMessageBytes) break;
+    size = grown;
+    ++count;
+  }
+  return count;
 }
 
 std::size_t EncodeUpdate(const Header& header, std::span<const CellValue> cells,
@@ -214,7 +222,7 @@ std::size_t EncodeUpdate(const Header& header, std::span<const CellValue> cells,
       if (i > 0 && cell.index < cells[i - 1].index) return 0;
       if (block_mask != nullptr) StoreBig64(block_mask, mask);
       StoreBig32(p, cell.index);
-      block_mask = p + 4;
+      block_mask = p + kRowBlockMaskAt;
       mask = 0;
       p += kRowBlockHeaderBytes;
     }
@@ -229,16 +237,16 @@ std::size_t EncodeUpdate(const Header& header, std::span<const CellValue> cells,
 DecodeError DecodeHeader(std::span<const std::uint8_t> in, Header* header) {
   if (in.size() < kHeaderBytes) return DecodeError::kTruncated;
   const std::uint8_t* p = in.data();
-  if (p[0] != kVersion) return DecodeError::kBadVersion;
-  if (p[1] == 0 || p[1] > kLastMessageType) return DecodeError::kUnknownType;
-  header->version = p[0];
-  header->type = static_cast<MessageType>(p[1]);
-  header->flags = LoadBig16(p + 2);
-  header->job_id = LoadBig32(p + 4);
-  header->node_id = LoadBig16(p + 8);
-  header->slot_count = LoadBig16(p + 10);
-  header->epoch = LoadBig32(p + 12);
-  header->seq = LoadBig32(p + 16);
+  if (p[kVersionAt] != kVersion) return DecodeError::kBadVersion;
+  if (p[kTypeAt] == 0 || p[kTypeAt] > kLastMessageType) return DecodeError::kUnknownType;
+  header->version = p[kVersionAt];
+  header->type = static_cast<MessageType>(p[kTypeAt]);
+  header->flags = LoadBig16(p + kFlagsAt);
+  header->job_id = LoadBig32(p + kJobIdAt);
+  header->node_id = LoadBig16(p + kNodeIdAt);
+  header->slot_count = LoadBig16(p + kSlotCountAt);
+  header->epoch = LoadBig32(p + kEpochAt);
+  header->seq = LoadBig32(p + kSeqAt);
   switch (PayloadOf(header->type)) {
     case Payload::kSlots: {
       if (header->slot_count > kMaxSlots) return DecodeError::kTooManySlots;
@@ -266,7 +274,8 @@ DecodeError Decode(std::span<const std::uint8_t> in, Message* message) {
   switch (PayloadOf(header.type)) {
     case Payload::kSlots:
       for (std::size_t j = 0; j < header.slot_count; ++j, p += kSlotBytes) {
-        message->slots[j] = UnpackSlot(LoadBig32(p), LoadBig32(p + 4));
+        const std::uint64_t word = LoadSlotWord(p);
+        message->slots[j] = UnpackSlot(SlotKeyWord(word), SlotValueWord(word));
       }
       break;
     case Payload::kResult: {

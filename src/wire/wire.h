@@ -44,10 +44,14 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string_view>
+
+#include "wire/coding.h"
 
 namespace libra::wire {
 
@@ -56,10 +60,25 @@ namespace libra::wire {
 // every cell and UPDATE published every hot value in every epoch).
 inline constexpr std::uint8_t kVersion = 3;
 inline constexpr std::size_t kHeaderBytes = 20;
+// Where each header field starts (the drawing above).
+inline constexpr std::size_t kVersionAt = 0;
+inline constexpr std::size_t kTypeAt = 1;
+inline constexpr std::size_t kFlagsAt = 2;
+inline constexpr std::size_t kJobIdAt = 4;
+inline constexpr std::size_t kNodeIdAt = 8;
+inline constexpr std::size_t kSlotCountAt = 10;
+inline constexpr std::size_t kEpochAt = 12;
+inline constexpr std::size_t kSeqAt = 16;
+
+// A slot: the key word (V, S, cell index), then the value.
 inline constexpr std::size_t kSlotBytes = 8;
+inline constexpr std::size_t kSlotValueAt = 4;
 inline constexpr std::size_t kValueBytes = 4;
+// RESULT: the written mask at kHeaderBytes, the saturated mask (if any) next.
 inline constexpr std::size_t kMaskBytes = 8;
-inline constexpr std::size_t kRowBlockHeaderBytes = 4 + kMaskBytes;
+// A row block: the row, then the array mask, then the values.
+inline constexpr std::size_t kRowBlockMaskAt = 4;
+inline constexpr std::size_t kRowBlockHeaderBytes = kRowBlockMaskAt + kMaskBytes;
 // Upper bound of the format; a job's slots per packet P is at most this.
 inline constexpr std::size_t kMaxSlots = 64;
 inline constexpr std::size_t kMaxMessageBytes = kHeaderBytes + kMaxSlots * kSlotBytes;
@@ -186,6 +205,10 @@ std::size_t EncodeUpdate(const Header& header, std::span<const CellValue> cells,
                          std::span<std::uint8_t> out);
 // The bytes EncodeUpdate writes for cells sorted as it requires.
 std::size_t UpdateSize(std::span<const CellValue> cells);
+// How many of the leading `cells` (sorted as EncodeUpdate requires) one
+// UPDATE carries: as many as kMaxMessageBytes holds, a new row costing its
+// block header and every value kValueBytes.
+std::size_t UpdateCellsThatFit(std::span<const CellValue> cells);
 
 // Reads the header and checks that the length matches the payload it
 // announces (masks and row blocks are walked; values are not read).
@@ -194,24 +217,47 @@ DecodeError DecodeHeader(std::span<const std::uint8_t> in, Header* header);
 // Reads the header and the whole payload.
 DecodeError Decode(std::span<const std::uint8_t> in, Message* message);
 
-// Big-endian accessors used by the codec and by the switch's parser.
-inline std::uint16_t LoadBig16(const std::uint8_t* p) {
-  return static_cast<std::uint16_t>((p[0] << 8) | p[1]);
+// Header fields of an encoded message (at least kHeaderBytes long), read or
+// rewritten in place: a resend sets its flags, the switch turns an UPDATE
+// into a REPLICA or a request's header into its ACK without encoding again.
+inline std::uint16_t SlotCountOf(const std::uint8_t* message) {
+  return LoadBig16(message + kSlotCountAt);
 }
-inline std::uint32_t LoadBig32(const std::uint8_t* p) {
-  return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) |
-         std::uint32_t{p[3]};
+inline std::uint32_t SeqOf(const std::uint8_t* message) { return LoadBig32(message + kSeqAt); }
+inline void SetType(std::uint8_t* message, MessageType type) {
+  message[kTypeAt] = static_cast<std::uint8_t>(type);
 }
-inline void StoreBig16(std::uint8_t* p, std::uint16_t v) {
-  p[0] = static_cast<std::uint8_t>(v >> 8);
-  p[1] = static_cast<std::uint8_t>(v);
+inline void SetFlags(std::uint8_t* message, std::uint16_t flags) {
+  StoreBig16(message + kFlagsAt, flags);
 }
-inline void StoreBig32(std::uint8_t* p, std::uint32_t v) {
-  p[0] = static_cast<std::uint8_t>(v >> 24);
-  p[1] = static_cast<std::uint8_t>(v >> 16);
-  p[2] = static_cast<std::uint8_t>(v >> 8);
-  p[3] = static_cast<std::uint8_t>(v);
+inline void SetSlotCount(std::uint8_t* message, std::uint16_t slot_count) {
+  StoreBig16(message + kSlotCountAt, slot_count);
 }
+inline void SetEpoch(std::uint8_t* message, std::uint32_t epoch) {
+  StoreBig32(message + kEpochAt, epoch);
+}
+inline void SetSeq(std::uint8_t* message, std::uint32_t seq) { StoreBig32(message + kSeqAt, seq); }
+
+// One slot (kSlotBytes at `slot`) as one 64-bit word, key word high and
+// value low: one load and one byte swap, which the switch's parser
+// vectorises over a packet's slots.
+inline std::uint64_t LoadSlotWord(const std::uint8_t* slot) {
+  std::uint64_t big_endian;
+  std::memcpy(&big_endian, slot, sizeof(big_endian));
+  if constexpr (std::endian::native == std::endian::little) {
+    return __builtin_bswap64(big_endian);
+  } else {
+    return big_endian;
+  }
+}
+inline constexpr std::uint32_t SlotKeyWord(std::uint64_t slot_word) {
+  return static_cast<std::uint32_t>(slot_word >> 32);
+}
+inline constexpr std::uint32_t SlotValueWord(std::uint64_t slot_word) {
+  return static_cast<std::uint32_t>(slot_word);
+}
+// The V bit of a key word, as 0 or 1.
+inline constexpr std::uint32_t SlotValidBitOf(std::uint32_t key_word) { return key_word >> 31; }
 
 // Slot word <-> Slot.
 inline Slot UnpackSlot(std::uint32_t key_word, std::uint32_t value) {

@@ -445,9 +445,9 @@ TEST_F(ProgramTest, MalformedPacketsAreDroppedByReason) {
   auto oversized = good;
   oversized.push_back(0);
   auto old_version = good;
-  old_version[0] = 0;
+  old_version[wire::kVersionAt] = 0;
   auto bad_type = good;
-  bad_type[1] = 200;
+  bad_type[wire::kTypeAt] = 200;
   for (const auto& bytes : {truncated, oversized, old_version, bad_type}) {
     EXPECT_TRUE(Send(bytes, WorkerAddress(0)).empty());
   }
@@ -565,7 +565,7 @@ TEST_F(ProgramTest, UpdateIsReplicatedToEveryWorkerAndAckedToItsServer) {
 
 TEST_F(ProgramTest, AnUpdateWithBrokenRowBlocksIsDroppedAndCounted) {
   std::vector<std::uint8_t> update = UpdatePacket(1, 3, 0, {{0, 4, Bits(1.0f)}}, wire::kFlagLast);
-  std::fill(update.begin() + wire::kHeaderBytes + 4, update.begin() + wire::kHeaderBytes + 12, 0);
+  wire::StoreBig64(update.data() + wire::kHeaderBytes + wire::kRowBlockMaskAt, 0);  // empty mask
   EXPECT_TRUE(Send(update, ServerAddress(1)).empty());
   EXPECT_EQ(Drops(DropReason::kBadPayload), 1u);
   // An UPDATE's value count is not limited by the job's P slots.

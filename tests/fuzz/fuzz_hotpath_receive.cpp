@@ -292,7 +292,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // A compacted RESULT: value i answers COLLECT slot index (bit index of
     // the written mask), which must have been asked (a cell of a value, not a
     // hole). The format makes them valid and in increasing order.
-    const std::uint16_t asked = wire::LoadBig16(&plan.packets[k].bytes[10]);
+    const std::uint16_t asked = plan.packets[k].slot_count();
     const auto position_of = [&](std::uint32_t j) {
       return plan.value_of_slot[std::size_t{k} * num_arrays + j];
     };

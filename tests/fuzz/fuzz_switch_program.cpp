@@ -141,11 +141,12 @@ void CheckResult(const wire::Message& request, const wire::Message& result) {
 void CheckReplica(std::span<const std::uint8_t> update, const dataplane::OutputPacket& replica,
                   const std::vector<UdpEndpoint>& workers, std::size_t n) {
   Check(update.size() >= wire::kHeaderBytes &&
-        update[1] == static_cast<std::uint8_t>(wire::MessageType::kUpdate));
+        update[wire::kTypeAt] == static_cast<std::uint8_t>(wire::MessageType::kUpdate));
   Check(n < workers.size() && replica.destination == workers[n]);
   const std::span<const std::uint8_t> bytes = replica.payload();
-  Check(bytes.size() == update.size() && bytes[0] == update[0] &&
-        std::equal(bytes.begin() + 2, bytes.end(), update.begin() + 2));
+  Check(bytes.size() == update.size() && bytes[wire::kVersionAt] == update[wire::kVersionAt] &&
+        bytes[wire::kTypeAt] == static_cast<std::uint8_t>(wire::MessageType::kReplica) &&
+        std::equal(bytes.begin() + wire::kFlagsAt, bytes.end(), update.begin() + wire::kFlagsAt));
 }
 
 }  // namespace

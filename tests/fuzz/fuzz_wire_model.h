@@ -1,4 +1,4 @@
-// The hot-path wire format (include/libra/wire.h, version 3) restated from
+// The hot-path wire format (src/wire/wire.h, version 3) restated from
 // its rules, not from wire.cpp, for the fuzz targets that decode datagrams
 // (fuzz_hot_replica, fuzz_switch_program). Each check returns nullptr when
 // the codec agrees with the rules, else what disagrees:
@@ -49,8 +49,7 @@ inline RowBlockWalk WalkRowBlocks(std::span<const std::uint8_t> payload) {
       break;
     }
     const std::uint32_t row = wire::LoadBig32(&payload[at]);
-    const std::uint64_t mask = (std::uint64_t{wire::LoadBig32(&payload[at + 4])} << 32) |
-                               wire::LoadBig32(&payload[at + 8]);
+    const std::uint64_t mask = wire::LoadBig64(&payload[at + wire::kRowBlockMaskAt]);
     at += wire::kRowBlockHeaderBytes;
     if (mask == 0 || row > wire::kSlotIndexMask) walk.bad_block = true;
     const auto count = static_cast<std::size_t>(std::popcount(mask));
@@ -82,9 +81,9 @@ struct WireRules {
 
 inline WireRules RulesOf(std::span<const std::uint8_t> d) {
   WireRules rules;
-  const auto type = static_cast<wire::MessageType>(d[1]);
-  const std::uint16_t flags = wire::LoadBig16(&d[2]);
-  const std::size_t n = wire::LoadBig16(&d[10]);
+  const auto type = static_cast<wire::MessageType>(d[wire::kTypeAt]);
+  const std::uint16_t flags = wire::LoadBig16(&d[wire::kFlagsAt]);
+  const std::size_t n = wire::LoadBig16(&d[wire::kSlotCountAt]);
   const std::span<const std::uint8_t> payload = d.subspan(wire::kHeaderBytes);
   if (type == wire::MessageType::kUpdate || type == wire::MessageType::kReplica) {
     // Row blocks: | row 32 | mask 64 | popcount(mask) values |..., holding
@@ -105,12 +104,9 @@ inline WireRules RulesOf(std::span<const std::uint8_t> d) {
     rules.short_of_header = d.size() < expected;
     rules.past_header = d.size() > expected;
     if (n > 0 && d.size() == expected) {
-      const std::uint64_t written =
-          (std::uint64_t{wire::LoadBig32(&payload[0])} << 32) | wire::LoadBig32(&payload[4]);
+      const std::uint64_t written = wire::LoadBig64(&payload[0]);
       const std::uint64_t saturated_mask =
-          saturated
-              ? (std::uint64_t{wire::LoadBig32(&payload[8])} << 32) | wire::LoadBig32(&payload[12])
-              : 0;
+          saturated ? wire::LoadBig64(&payload[wire::kMaskBytes]) : 0;
       rules.bad_payload =
           static_cast<std::size_t>(std::popcount(written)) != n || (saturated_mask & ~written) != 0;
     }
@@ -138,8 +134,10 @@ inline const char* DecodeFailure(std::span<const std::uint8_t> d, wire::DecodeEr
   if (d.size() < wire::kHeaderBytes) {
     return error == DecodeError::kTruncated ? nullptr : "short of a header";
   }
-  if (d[0] != wire::kVersion) return error == DecodeError::kBadVersion ? nullptr : "version";
-  if (d[1] == 0 || d[1] > wire::kLastMessageType) {
+  if (d[wire::kVersionAt] != wire::kVersion) {
+    return error == DecodeError::kBadVersion ? nullptr : "version";
+  }
+  if (d[wire::kTypeAt] == 0 || d[wire::kTypeAt] > wire::kLastMessageType) {
     return error == DecodeError::kUnknownType ? nullptr : "type";
   }
   const WireRules rules = RulesOf(d);
@@ -159,10 +157,14 @@ inline const char* DecodeFailure(std::span<const std::uint8_t> d, wire::DecodeEr
   }
   if (!rules.well_formed) return "decoded, but not well formed";
   const wire::Header& h = message.header;
-  if (h.version != d[0] || h.type != static_cast<wire::MessageType>(d[1]) ||
-      h.flags != wire::LoadBig16(&d[2]) || h.job_id != wire::LoadBig32(&d[4]) ||
-      h.node_id != wire::LoadBig16(&d[8]) || h.slot_count != wire::LoadBig16(&d[10]) ||
-      h.epoch != wire::LoadBig32(&d[12]) || h.seq != wire::LoadBig32(&d[16])) {
+  if (h.version != d[wire::kVersionAt] ||
+      h.type != static_cast<wire::MessageType>(d[wire::kTypeAt]) ||
+      h.flags != wire::LoadBig16(&d[wire::kFlagsAt]) ||
+      h.job_id != wire::LoadBig32(&d[wire::kJobIdAt]) ||
+      h.node_id != wire::LoadBig16(&d[wire::kNodeIdAt]) ||
+      h.slot_count != wire::LoadBig16(&d[wire::kSlotCountAt]) ||
+      h.epoch != wire::LoadBig32(&d[wire::kEpochAt]) ||
+      h.seq != wire::LoadBig32(&d[wire::kSeqAt])) {
     return "decoded header";
   }
   if (wire::PayloadOf(h.type) == wire::Payload::kRowBlocks &&

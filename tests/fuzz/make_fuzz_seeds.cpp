@@ -86,15 +86,14 @@ Bytes RawUpdate(const wire::Header& header, const std::vector<RowBlock>& blocks)
     const std::size_t at = out.size();
     out.resize(at + wire::kRowBlockHeaderBytes + block.values.size() * wire::kValueBytes);
     wire::StoreBig32(&out[at], block.row);
-    wire::StoreBig32(&out[at + 4], static_cast<std::uint32_t>(block.mask >> 32));
-    wire::StoreBig32(&out[at + 8], static_cast<std::uint32_t>(block.mask));
+    wire::StoreBig64(&out[at + wire::kRowBlockMaskAt], block.mask);
     for (std::size_t v = 0; v < block.values.size(); ++v) {
       wire::StoreBig32(&out[at + wire::kRowBlockHeaderBytes + v * wire::kValueBytes],
                        std::bit_cast<std::uint32_t>(block.values[v]));
     }
     values += block.values.size();
   }
-  wire::StoreBig16(&out[10], static_cast<std::uint16_t>(values));
+  wire::SetSlotCount(out.data(), static_cast<std::uint16_t>(values));
   return out;
 }
 
@@ -143,7 +142,7 @@ std::vector<Bytes> Stream(wire::MessageType type, std::uint16_t server, std::uin
     out.emplace_back(p.view().begin(), p.view().end());
   }
   if (out.empty()) out.push_back(EncodedUpdate(header, {}));
-  wire::StoreBig16(&out.back()[2], wire::kFlagLast);
+  wire::SetFlags(out.back().data(), wire::kFlagLast);
   return out;
 }
 std::vector<Bytes> Replicas(std::uint16_t server, std::uint32_t epoch) {
@@ -191,19 +190,19 @@ void HotReplicaSeeds() {
   // a LAST below a packet seen, a server that publishes nothing, an epoch
   // too far ahead, a seq longer than any stream.
   Bytes beyond = b0.front();
-  wire::StoreBig32(&beyond[16], static_cast<std::uint32_t>(b0.size()));
+  wire::SetSeq(beyond.data(), static_cast<std::uint32_t>(b0.size()));
   Bytes other_last = b0.back();
-  wire::StoreBig32(&other_last[16], static_cast<std::uint32_t>(b0.size() + 1));
+  wire::SetSeq(other_last.data(), static_cast<std::uint32_t>(b0.size() + 1));
   Bytes early_last = Header(wire::MessageType::kReplica, s0, 2, 0, wire::kFlagLast);
   Bytes seen_later = a1.front();
-  wire::StoreBig32(&seen_later[12], 2);
-  wire::StoreBig32(&seen_later[16], 1);
+  wire::SetEpoch(seen_later.data(), 2);
+  wire::SetSeq(seen_later.data(), 1);
   Bytes stranger = a0.front();
-  wire::StoreBig16(&stranger[8], 5);
+  wire::StoreBig16(&stranger[wire::kNodeIdAt], 5);
   Bytes far = a0.front();
-  wire::StoreBig32(&far[12], 4);
+  wire::SetEpoch(far.data(), 4);
   Bytes long_seq = a0.front();
-  wire::StoreBig32(&long_seq[16], 4);
+  wire::SetSeq(long_seq.data(), 4);
   Save("hot_replica", "streams_rejected",
        Records(Concat(
            {b0, {beyond, other_last, seen_later, early_last, stranger, far, long_seq}, a0})));
@@ -217,16 +216,16 @@ void HotReplicaSeeds() {
   Bytes truncated = a0.back();
   truncated.pop_back();
   Bytes bad_version = a0[0];
-  bad_version[0] = 2;  // version 2: 8-byte slots
+  bad_version[wire::kVersionAt] = 2;  // version 2: 8-byte slots
   // Malformed row blocks: an empty mask, a row past the cell index range,
   // one value more and one fewer than slot_count says.
   Bytes empty_mask = a0[0];
-  std::fill(&empty_mask[wire::kHeaderBytes + 4], &empty_mask[wire::kHeaderBytes + 12], 0);
+  wire::StoreBig64(&empty_mask[wire::kHeaderBytes + wire::kRowBlockMaskAt], 0);
   Bytes big_row = a0[0];
   big_row[wire::kHeaderBytes] = 0x40;
   Bytes more_values = a0[0], fewer_values = a0[0];
-  wire::StoreBig16(&more_values[10], wire::LoadBig16(&a0[0][10]) - 1);
-  wire::StoreBig16(&fewer_values[10], wire::LoadBig16(&a0[0][10]) + 1);
+  wire::SetSlotCount(more_values.data(), wire::SlotCountOf(a0[0].data()) - 1);
+  wire::SetSlotCount(fewer_values.data(), wire::SlotCountOf(a0[0].data()) + 1);
   Save("hot_replica", "replica_edges",
        Records({unknown_cell,
                 truncated,
@@ -339,7 +338,7 @@ void HotPathReceiveSeeds() {
   Bytes truncated = b0.back();
   truncated.pop_back();
   Bytes bad_version = a0[0];
-  bad_version[0] = 2;
+  bad_version[wire::kVersionAt] = 2;
   Save("hotpath_receive", "replica_streams",
        Records(Concat({a0,
                        b0,

@@ -15,7 +15,7 @@
 
 #include "hot/placement.h"
 #include "hotpath/server/hot_collector.h"
-#include "switchd/udp_socket.h"
+#include "net/udp_socket.h"
 #include "wire/wire.h"
 
 namespace libra::hotpath {
@@ -45,7 +45,7 @@ struct Verdict {
 // The switch's side: READY for epoch 0, then RESULTs (nothing written, seq
 // echoed) as `decide(packet, nth time asked)` says.
 struct ScriptedSwitch {
-  switchd::UdpSocket socket{UdpEndpoint{0x7f000001, 0}};
+  net::UdpSocket socket{UdpEndpoint{0x7f000001, 0}};
   std::map<std::uint32_t, int> asked;    // COLLECTs received per packet
   std::map<std::uint32_t, int> resends;  // ... of them flagged RETRANSMISSION
 

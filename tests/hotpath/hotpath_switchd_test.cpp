@@ -24,10 +24,11 @@
 #include "common/switchd_process.h"
 #include "hot/placement.h"
 #include "hotpath/controller/switch_control_client.h"
+#include "hotpath/messages/written_rows.h"
 #include "hotpath/server/fallback_aggregator.h"
 #include "hotpath/server/hot_collector.h"
 #include "hotpath/worker/hot_sender.h"
-#include "switchd/udp_socket.h"
+#include "net/udp_socket.h"
 #include "wire/fixed_point.h"
 
 namespace libra::hotpath {
@@ -289,13 +290,13 @@ struct Cluster {
   void ReportWrittenRows(std::uint32_t epoch, int worker, const Push& push) {
     for (std::size_t s = 0; s < collectors.size(); ++s) {
       const std::vector<std::uint32_t> rows = CollectRows(*hot_set, owned[s]);
-      std::vector<std::uint8_t> bitmap((rows.size() + 7) / 8, 0);
+      std::vector<std::uint8_t> bitmap(RowBitmapBytes(rows.size()), 0);
       for (const Key key : push.keys) {
         if (std::count(owned[s].begin(), owned[s].end(), key) == 0) continue;
         for (const hot::CellAddress& cell : hot_set->CellsOf(hot_set->Find(key))) {
           const auto k = static_cast<std::size_t>(
               std::lower_bound(rows.begin(), rows.end(), cell.index) - rows.begin());
-          bitmap[k / 8] |= static_cast<std::uint8_t>(1u << (k % 8));
+          SetRowBit(bitmap, k);
         }
       }
       collectors[s]->AddWrittenRows(epoch, static_cast<std::uint32_t>(worker), bitmap);
@@ -632,7 +633,7 @@ TEST(HotPathSwitchd, BadPushesAreRefusedWithoutHarm) {
 TEST(HotPathSwitchd, MalformedAndForeignDatagramsAreCountedAndDropped) {
   SwitchdProcess sw;
   Cluster cluster(sw, 1, 1);
-  switchd::UdpSocket intruder(UdpEndpoint{0x7f000001, 0});
+  net::UdpSocket intruder(UdpEndpoint{0x7f000001, 0});
   const std::uint8_t junk[5] = {1, 2, 3, 4, 5};
   wire::Header foreign;
   foreign.type = wire::MessageType::kAck;

@@ -26,14 +26,15 @@
 #include "common/result_slots.h"
 #include "common/run_command.h"
 #include "hotpath/controller/switch_control_client.h"
+#include "net/udp_socket.h"
 #include "switchd/control_handler.h"
-#include "switchd/udp_socket.h"
 #include "wire/fixed_point.h"
 #include "wire/wire.h"
 
 namespace libra::switchd {
 namespace {
 
+using net::UdpSocket;
 using wire::MessageType;
 
 constexpr int kWorkers = 3;

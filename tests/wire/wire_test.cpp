@@ -30,6 +30,61 @@ void ExpectSameHeader(const Header& decoded, const Header& sent) {
   EXPECT_EQ(decoded.seq, sent.seq);
 }
 
+// The byte layout of docs/protocol.md, spelled out: a change here is a wire
+// version change.
+TEST(WireTest, TheHeaderAndASlotAreLaidOutAsTheProtocolDraws) {
+  const Header header = HeaderOf(MessageType::kCollect, 1, kFlagRow);
+  const Slot slot{true, false, 0x123456, 0x3f800000};
+  std::vector<std::uint8_t> bytes(EncodedSize(1));
+  ASSERT_EQ(Encode(header, {&slot, 1}, bytes), bytes.size());
+  const std::vector<std::uint8_t> expected = {
+      kVersion, 5,    0x00, 0x40, 0xde, 0xad, 0xbe, 0xef, 0x02, 0x01,  // version .. node_id
+      0x00,     0x01, 0x01, 0x02, 0x03, 0x04, 0x00, 0x00, 0x00, 77,    // slot_count .. seq
+      0x80,     0x12, 0x34, 0x56, 0x3f, 0x80, 0x00, 0x00};             // V | cell, value
+  EXPECT_EQ(bytes, expected);
+  EXPECT_EQ(SlotCountOf(bytes.data()), 1);
+  EXPECT_EQ(SeqOf(bytes.data()), 77u);
+  const std::uint64_t word = LoadSlotWord(bytes.data() + kHeaderBytes);
+  EXPECT_EQ(SlotKeyWord(word), 0x80123456u);
+  EXPECT_EQ(SlotValueWord(word), 0x3f800000u);
+  EXPECT_EQ(SlotValidBitOf(SlotKeyWord(word)), 1u);
+}
+
+TEST(WireTest, FieldsRewrittenInPlaceDecodeAsSet) {
+  std::vector<std::uint8_t> bytes(EncodedSize(0));
+  ASSERT_EQ(Encode(HeaderOf(MessageType::kData, 0), {}, bytes), bytes.size());
+  SetType(bytes.data(), MessageType::kAck);
+  SetFlags(bytes.data(), kFlagDuplicate);
+  SetEpoch(bytes.data(), 9);
+  SetSeq(bytes.data(), 10);
+  Header decoded;
+  ASSERT_EQ(DecodeHeader(bytes, &decoded), DecodeError::kNone);
+  EXPECT_EQ(decoded.type, MessageType::kAck);
+  EXPECT_EQ(decoded.flags, kFlagDuplicate);
+  EXPECT_EQ(decoded.epoch, 9u);
+  EXPECT_EQ(decoded.seq, 10u);
+  SetSlotCount(bytes.data(), 1);
+  EXPECT_EQ(DecodeHeader(bytes, &decoded), DecodeError::kTruncated);
+}
+
+TEST(WireTest, AnUpdateTakesTheCellsThatFitItsSize) {
+  // One row of many arrays is one block: kMaxUpdateValues values fit.
+  std::vector<CellValue> one_row(kMaxUpdateValues + 5);
+  for (std::size_t i = 0; i < one_row.size(); ++i) {
+    one_row[i] = CellValue{static_cast<std::uint32_t>(i % kMaxSlots),
+                           static_cast<std::uint32_t>(i / kMaxSlots), 0};
+  }
+  const std::size_t fit = UpdateCellsThatFit(one_row);
+  EXPECT_LE(UpdateSize(std::span<const CellValue>(one_row).first(fit)), kMaxMessageBytes);
+  EXPECT_GT(UpdateSize(std::span<const CellValue>(one_row).first(fit + 1)), kMaxMessageBytes);
+  // A row each: 16 bytes a value.
+  std::vector<CellValue> rows(100);
+  for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = CellValue{0, std::uint32_t(i), 0};
+  EXPECT_EQ(UpdateCellsThatFit(rows),
+            (kMaxMessageBytes - kHeaderBytes) / (kRowBlockHeaderBytes + kValueBytes));
+  EXPECT_EQ(UpdateCellsThatFit({}), 0u);
+}
+
 TEST(WireTest, RoundTripsEveryFieldOfASlotMessage) {
   const Header header = HeaderOf(MessageType::kData, 3, kFlagRetransmission);
   const Slot slots[] = {{true, false, 5, 0x3f800000},
@@ -131,7 +186,7 @@ TEST(WireTest, AResultWhoseMaskDisagreesWithItsCountIsABadPayload) {
   bad[kHeaderBytes + 8 + 7] |= 0x02;  // saturated but not written
   EXPECT_EQ(Decode(bad, &message), DecodeError::kBadPayload);
   bad = bytes;
-  StoreBig16(bad.data() + 2, 0);  // no SATURATED flag: the saturated mask is one too many
+  SetFlags(bad.data(), 0);  // no SATURATED flag: the saturated mask is one too many
   EXPECT_EQ(Decode(bad, &message), DecodeError::kOversized);
 }
 
@@ -158,7 +213,7 @@ TEST(WireTest, AnUpdateIsRowBlocks) {
     EXPECT_EQ(message.cells[i].value, cells[i].value);
   }
   // The switch rewrites the type only: a REPLICA decodes the same way.
-  bytes[1] = static_cast<std::uint8_t>(MessageType::kReplica);
+  SetType(bytes.data(), MessageType::kReplica);
   ASSERT_EQ(Decode({bytes.data(), size}, &message), DecodeError::kNone);
   EXPECT_EQ(message.cells[2].index, 9u);
 }
@@ -194,19 +249,19 @@ TEST(WireTest, MalformedRowBlocksAreRejectedWithAReason) {
     EXPECT_EQ(Decode({bytes.data(), length}, &message), DecodeError::kTruncated) << length;
   }
   std::vector<std::uint8_t> bad = bytes;
-  StoreBig16(bad.data() + 10, 1);  // the block holds two values
+  SetSlotCount(bad.data(), 1);  // the block holds two values
   EXPECT_EQ(Decode(bad, &message), DecodeError::kOversized);
   bad = bytes;
-  StoreBig16(bad.data() + 10, 3);
+  SetSlotCount(bad.data(), 3);
   EXPECT_EQ(Decode(bad, &message), DecodeError::kTruncated);
   bad = bytes;
   StoreBig32(bad.data() + kHeaderBytes, kSlotIndexMask + 1);  // no such row
   EXPECT_EQ(Decode(bad, &message), DecodeError::kBadPayload);
   bad = bytes;
-  std::fill(bad.begin() + kHeaderBytes + 4, bad.begin() + kHeaderBytes + 12, 0);  // empty mask
+  StoreBig64(bad.data() + kHeaderBytes + kRowBlockMaskAt, 0);  // empty mask
   EXPECT_EQ(Decode(bad, &message), DecodeError::kBadPayload);
   bad = bytes;
-  StoreBig16(bad.data() + 10, kMaxUpdateValues + 1);
+  SetSlotCount(bad.data(), kMaxUpdateValues + 1);
   EXPECT_EQ(Decode(bad, &message), DecodeError::kTooManySlots);
 }
 
@@ -226,15 +281,15 @@ TEST(WireTest, RejectsMalformedBuffersWithAReason) {
   EXPECT_EQ(Decode(longer, &message), DecodeError::kOversized);
 
   std::vector<std::uint8_t> bad = bytes;
-  bad[0] = 2;  // version 2 (8-byte slots in RESULT and UPDATE) is not understood
+  bad[kVersionAt] = 2;  // version 2 (8-byte slots in RESULT and UPDATE) is not understood
   EXPECT_EQ(Decode(bad, &message), DecodeError::kBadVersion);
   bad = bytes;
-  bad[1] = 0;
+  bad[kTypeAt] = 0;
   EXPECT_EQ(Decode(bad, &message), DecodeError::kUnknownType);
-  bad[1] = kLastMessageType + 1;
+  bad[kTypeAt] = kLastMessageType + 1;
   EXPECT_EQ(Decode(bad, &message), DecodeError::kUnknownType);
   bad = bytes;
-  StoreBig16(bad.data() + 10, kMaxSlots + 1);
+  SetSlotCount(bad.data(), kMaxSlots + 1);
   EXPECT_EQ(Decode(bad, &message), DecodeError::kTooManySlots);
 }
 

@@ -1,129 +1,21 @@
 #include "hotpath/messages/control_messages.h"
 
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
-#include <type_traits>
 #include <vector>
 
+#include "wire/coding.h"
+
 namespace libra::hotpath {
-namespace {
 
-class Writer {
- public:
-  template <typename T>
-  void Put(T value) {
-    static_assert(std::is_trivially_copyable_v<T>);
-    out_.append(reinterpret_cast<const char*>(&value), sizeof(value));
-  }
-  void PutString(const std::string& text) {
-    Put<uint32_t>(static_cast<uint32_t>(text.size()));
-    out_.append(text);
-  }
-  // LEB128: seven bits a byte, low bits first, the high bit saying more
-  // follow (1 byte for values below 128, 10 for the largest).
-  void PutVarint(uint64_t value) {
-    while (value >= 0x80) {
-      out_.push_back(static_cast<char>((value & 0x7f) | 0x80));
-      value >>= 7;
-    }
-    out_.push_back(static_cast<char>(value));
-  }
-  // A signed difference as a varint: small of either sign stays short.
-  void PutDelta(uint64_t from, uint64_t to) {
-    const auto delta = static_cast<int64_t>(to - from);
-    PutVarint((static_cast<uint64_t>(delta) << 1) ^ static_cast<uint64_t>(delta >> 63));
-  }
-  // A count, then the items (keys or values).
-  template <typename T>
-  void PutList(const std::vector<T>& items) {
-    Put<uint64_t>(items.size());
-    for (const T& item : items) Put(item);
-  }
-  std::string Take() { return std::move(out_); }
-
- private:
-  std::string out_;
-};
-
-class Reader {
- public:
-  explicit Reader(const std::string& in) : in_(in) {}
-  template <typename T>
-  bool Get(T* value) {
-    if (in_.size() - pos_ < sizeof(T)) return false;
-    std::memcpy(value, in_.data() + pos_, sizeof(T));
-    pos_ += sizeof(T);
-    return true;
-  }
-  bool GetString(std::string* text) {
-    uint32_t size = 0;
-    if (!Get(&size) || in_.size() - pos_ < size) return false;
-    text->assign(in_, pos_, size);
-    pos_ += size;
-    return true;
-  }
-  // A varint as PutVarint writes it; fails on one that runs past the body,
-  // past 64 bits, or is longer than it needs to be (so that a body that
-  // decodes encodes back to the same bytes).
-  bool GetVarint(uint64_t* value) {
-    uint64_t result = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (pos_ == in_.size()) return false;
-      const auto byte = static_cast<uint8_t>(in_[pos_++]);
-      const uint64_t bits = byte & 0x7f;
-      if (shift == 63 && bits > 1) return false;
-      result |= bits << shift;
-      if ((byte & 0x80) == 0) {
-        if (byte == 0 && shift > 0) return false;  // overlong
-        *value = result;
-        return true;
-      }
-    }
-    return false;
-  }
-  bool GetVarint32(uint32_t* value) {
-    uint64_t wide = 0;
-    if (!GetVarint(&wide) || wide > UINT32_MAX) return false;
-    *value = static_cast<uint32_t>(wide);
-    return true;
-  }
-  bool GetDelta(uint64_t from, uint64_t* to) {
-    uint64_t zigzag = 0;
-    if (!GetVarint(&zigzag)) return false;
-    const uint64_t delta = (zigzag >> 1) ^ (~(zigzag & 1) + 1);
-    *to = from + delta;
-    return true;
-  }
-  // A count of items of `item_bytes` each that the rest of the body can hold.
-  bool GetCount(uint64_t item_bytes, uint64_t* count) {
-    return Get(count) && *count <= (in_.size() - pos_) / item_bytes;
-  }
-  // A count, then that many items; fails on a count the body cannot hold.
-  template <typename T>
-  bool GetList(std::vector<T>* items) {
-    uint64_t count = 0;
-    if (!GetCount(sizeof(T), &count)) return false;
-    items->resize(count);
-    for (T& item : *items) {
-      if (!Get(&item)) return false;
-    }
-    return true;
-  }
-  bool done() const { return pos_ == in_.size(); }
-
- private:
-  const std::string& in_;
-  size_t pos_ = 0;
-};
-
-}  // namespace
+using wire::ByteReader;
+using wire::ByteWriter;
 
 std::string Encode(const JoinRequest& join) {
-  Writer w;
+  ByteWriter w;
   w.Put(static_cast<uint8_t>(join.role));
   w.Put(join.rank);
   w.Put(join.address.ipv4);
@@ -141,7 +33,7 @@ std::string Encode(const JoinRequest& join) {
 }
 
 std::optional<JoinRequest> DecodeJoin(const std::string& body) {
-  Reader r(body);
+  ByteReader r(body);
   JoinRequest join;
   uint8_t role = 0;
   uint64_t n = 0;
@@ -158,12 +50,12 @@ std::optional<JoinRequest> DecodeJoin(const std::string& body) {
       return std::nullopt;
     }
   }
-  if (!r.done()) return std::nullopt;
+  if (!r.AtEnd()) return std::nullopt;
   return join;
 }
 
 std::string Encode(const Install& install) {
-  Writer w;
+  ByteWriter w;
   w.Put<uint8_t>(install.enabled ? 1 : 0);
   w.PutString(install.reason);
   w.Put(install.job_id);
@@ -203,7 +95,7 @@ std::string Encode(const Install& install) {
 }
 
 std::optional<Install> DecodeInstall(const std::string& body) {
-  Reader r(body);
+  ByteReader r(body);
   Install install;
   uint8_t enabled = 0;
   int32_t scale = 0;
@@ -213,7 +105,7 @@ std::optional<Install> DecodeInstall(const std::string& body) {
   }
   install.enabled = enabled == 1;
   install.scale_bits = scale;
-  if (!install.enabled) return r.done() ? std::optional<Install>(install) : std::nullopt;
+  if (!install.enabled) return r.AtEnd() ? std::optional<Install>(install) : std::nullopt;
 
   libra::hot::SwitchLayout layout;
   uint32_t placement = 0;
@@ -252,7 +144,7 @@ std::optional<Install> DecodeInstall(const std::string& body) {
   for (uint32_t& owner : install.owners) {
     if (!r.GetVarint32(&owner)) return std::nullopt;
   }
-  if (!r.done()) return std::nullopt;
+  if (!r.AtEnd()) return std::nullopt;
   // Checked before HotSet allocates a table over the whole layout.
   if (layout.capacity() > libra::hot::kMaxReadLayoutCells) return std::nullopt;
   if (placement != static_cast<uint32_t>(libra::hot::PlacementKind::kHeat) &&
@@ -271,7 +163,7 @@ std::optional<Install> DecodeInstall(const std::string& body) {
 }
 
 std::string Encode(const Repair& repair) {
-  Writer w;
+  ByteWriter w;
   w.Put(repair.epoch);
   w.PutList(repair.keys);
   w.PutList(repair.vals);
@@ -279,9 +171,9 @@ std::string Encode(const Repair& repair) {
 }
 
 std::optional<Repair> DecodeRepair(const std::string& body) {
-  Reader r(body);
+  ByteReader r(body);
   Repair repair;
-  if (!r.Get(&repair.epoch) || !r.GetList(&repair.keys) || !r.GetList(&repair.vals) || !r.done()) {
+  if (!r.Get(&repair.epoch) || !r.GetList(&repair.keys) || !r.GetList(&repair.vals) || !r.AtEnd()) {
     return std::nullopt;
   }
   return repair;
@@ -310,7 +202,7 @@ std::optional<Install> ReadInstallFile(const std::string& path) {
 }
 
 std::string Encode(const SwitchDown& down) {
-  Writer w;
+  ByteWriter w;
   w.Put(down.generation);
   w.Put(down.epoch);
   w.PutString(down.reason);
@@ -318,16 +210,16 @@ std::string Encode(const SwitchDown& down) {
 }
 
 std::optional<SwitchDown> DecodeSwitchDown(const std::string& body) {
-  Reader r(body);
+  ByteReader r(body);
   SwitchDown down;
-  if (!r.Get(&down.generation) || !r.Get(&down.epoch) || !r.GetString(&down.reason) || !r.done()) {
+  if (!r.Get(&down.generation) || !r.Get(&down.epoch) || !r.GetString(&down.reason) || !r.AtEnd()) {
     return std::nullopt;
   }
   return down;
 }
 
 std::string Encode(const FallbackPush& push) {
-  Writer w;
+  ByteWriter w;
   w.Put(push.epoch);
   w.Put(push.worker);
   w.PutList(push.keys);
@@ -336,17 +228,17 @@ std::string Encode(const FallbackPush& push) {
 }
 
 std::optional<FallbackPush> DecodeFallbackPush(const std::string& body) {
-  Reader r(body);
+  ByteReader r(body);
   FallbackPush push;
   if (!r.Get(&push.epoch) || !r.Get(&push.worker) || !r.GetList(&push.keys) ||
-      !r.GetList(&push.vals) || !r.done()) {
+      !r.GetList(&push.vals) || !r.AtEnd()) {
     return std::nullopt;
   }
   return push;
 }
 
 std::string Encode(const WrittenRows& rows) {
-  Writer w;
+  ByteWriter w;
   w.Put(rows.epoch);
   w.Put(rows.worker);
   w.PutList(rows.bitmap);
@@ -354,16 +246,16 @@ std::string Encode(const WrittenRows& rows) {
 }
 
 std::optional<WrittenRows> DecodeWrittenRows(const std::string& body) {
-  Reader r(body);
+  ByteReader r(body);
   WrittenRows rows;
-  if (!r.Get(&rows.epoch) || !r.Get(&rows.worker) || !r.GetList(&rows.bitmap) || !r.done()) {
+  if (!r.Get(&rows.epoch) || !r.Get(&rows.worker) || !r.GetList(&rows.bitmap) || !r.AtEnd()) {
     return std::nullopt;
   }
   return rows;
 }
 
 std::string Encode(const Resume& resume) {
-  Writer w;
+  ByteWriter w;
   w.Put(resume.generation);
   w.Put(resume.job_id);
   w.Put(resume.first_epoch);
@@ -371,10 +263,10 @@ std::string Encode(const Resume& resume) {
 }
 
 std::optional<Resume> DecodeResume(const std::string& body) {
-  Reader r(body);
+  ByteReader r(body);
   Resume resume;
   if (!r.Get(&resume.generation) || !r.Get(&resume.job_id) || !r.Get(&resume.first_epoch) ||
-      !r.done()) {
+      !r.AtEnd()) {
     return std::nullopt;
   }
   return resume;

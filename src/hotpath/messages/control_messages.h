@@ -25,8 +25,9 @@
 //           the switch: which of the server's rows its hot values went to,
 //           so that the server reads only the rows some worker wrote.
 //
-// Both nodes run the same build, so the encoding is the host's byte order;
-// decoding checks every length and fails on a short or malformed body.
+// Bodies are written with wire/coding.h (little-endian fixed-width fields,
+// varints); decoding checks every length and fails on a short or malformed
+// body.
 #pragma once
 
 #include <cstdint>
@@ -99,9 +100,9 @@ struct FallbackPush {
   std::vector<float> vals;            // key after key, hot-set lengths
 };
 
-// WRITTEN_ROWS: bit k of `bitmap` (byte k / 8, bit k % 8) says worker
-// `worker` wrote, in `epoch`, the k-th row of the receiving server's keys
-// (libra::hotpath::CollectRows order).
+// WRITTEN_ROWS: bit k of `bitmap` (written_rows.h: SetRowBit, RowBit) says
+// worker `worker` wrote, in `epoch`, the k-th row of the receiving server's
+// keys (CollectRows order).
 struct WrittenRows {
   uint32_t epoch = 0;
   uint32_t worker = 0;

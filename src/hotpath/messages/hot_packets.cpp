@@ -122,17 +122,8 @@ std::vector<EncodedPacket> PackUpdate(const hot::HotSet& hot_set, const wire::He
   wire::Header packet_header = header;
   std::size_t begin = 0;
   while (begin < cells.size()) {
-    // As many cells as fit: a new row costs its block header, a value 4 bytes.
-    std::size_t end = begin;
-    std::size_t size = wire::kHeaderBytes;
-    while (end < cells.size() && end - begin < wire::kMaxUpdateValues) {
-      const bool new_row = end == begin || cells[end].index != cells[end - 1].index;
-      const std::size_t grown =
-          size + (new_row ? wire::kRowBlockHeaderBytes : 0) + wire::kValueBytes;
-      if (grown > wire::kMaxMessageBytes) break;
-      size = grown;
-      ++end;
-    }
+    const std::size_t end =
+        begin + wire::UpdateCellsThatFit(std::span<const wire::CellValue>(cells).subspan(begin));
     packet_header.seq = static_cast<std::uint32_t>(packets.size());
     EncodedPacket& packet = packets.emplace_back();
     packet.length = static_cast<std::uint16_t>(wire::EncodeUpdate(

@@ -22,9 +22,11 @@ struct EncodedPacket {
   std::uint16_t length = 0;
 
   std::span<const std::uint8_t> view() const { return {bytes.data(), length}; }
-  void SetEpoch(std::uint32_t epoch) { wire::StoreBig32(&bytes[12], epoch); }
-  void SetSeq(std::uint32_t seq) { wire::StoreBig32(&bytes[16], seq); }
-  void SetFlags(std::uint16_t flags) { wire::StoreBig16(&bytes[2], flags); }
+  void SetEpoch(std::uint32_t epoch) { wire::SetEpoch(bytes.data(), epoch); }
+  void SetSeq(std::uint32_t seq) { wire::SetSeq(bytes.data(), seq); }
+  void SetFlags(std::uint16_t flags) { wire::SetFlags(bytes.data(), flags); }
+  std::uint16_t slot_count() const { return wire::SlotCountOf(bytes.data()); }
+  std::uint32_t seq() const { return wire::SeqOf(bytes.data()); }
 };
 
 // Where each slot of each packet came from: value position in the caller's

@@ -11,8 +11,11 @@
 #include <thread>
 
 #include "hotpath/messages/hot_packets.h"
-#include "hotpath/node/datagram_socket.h"
+#include "hotpath/messages/written_rows.h"
+#include "hotpath/node/engine_socket.h"
 #include "hotpath/node/retry_clock.h"
+#include "net/udp_socket.h"
+#include "net/waker.h"
 
 namespace libra::hotpath {
 namespace {
@@ -41,26 +44,14 @@ std::vector<hot::Key> SortedOwnedKeys(const hot::HotSet& hot_set, std::span<cons
 
 }  // namespace
 
-std::vector<std::uint32_t> CollectRows(const hot::HotSet& hot_set, std::span<const hot::Key> keys) {
-  std::vector<std::uint32_t> rows;
-  for (const hot::Key key : keys) {
-    const std::uint32_t index = hot_set.Find(key);
-    if (index == hot::HotSet::kCold) continue;
-    for (const hot::CellAddress& cell : hot_set.CellsOf(index)) rows.push_back(cell.index);
-  }
-  std::sort(rows.begin(), rows.end());
-  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
-  return rows;
-}
-
 struct HotCollector::Impl {
   Impl(std::shared_ptr<const hot::HotSet> hot_set_in, std::span<const hot::Key> owned,
        HotCollectorOptions options_in, EpochCallback callback)
       : hot_set(std::move(hot_set_in)),
         options(Checked(options_in, *hot_set)),
-        socket(options.local),
+        socket(options.local, EngineSocketOptions()),
         owned_keys(SortedOwnedKeys(*hot_set, owned)),
-        out(socket.fd(), options.switch_address, kBatch),
+        out(socket.fd(), kBatch),
         next_epoch(options.first_epoch),
         last_poll(Clock::now()),
         update_retry(options.retry),
@@ -89,7 +80,7 @@ struct HotCollector::Impl {
       std::lock_guard lock(mutex);
       stopping = true;
     }
-    socket.Wake();
+    waker.Wake();
     io.join();
   }
 
@@ -134,7 +125,8 @@ struct HotCollector::Impl {
 
   std::shared_ptr<const hot::HotSet> hot_set;
   const HotCollectorOptions options;
-  DatagramSocket socket;
+  net::UdpSocket socket;
+  net::Waker waker;  // wakes the I/O thread out of its wait on the socket
 
   // What this server collects, fixed at construction: its keys ascending and
   // the COLLECT packets that read their cells (the epoch is patched in).
@@ -149,7 +141,7 @@ struct HotCollector::Impl {
   bool by_row = false;
 
   mutable std::mutex mutex;
-  SendBatch out;
+  net::SendQueue out;  // to the switch
   bool stopping = false;
   std::uint32_t next_epoch;                 // the epoch to collect (and deliver) next
   std::optional<std::uint32_t> ready_upto;  // newest epoch known complete
@@ -254,11 +246,11 @@ bool HotCollector::Impl::PlanRows(const wire::Header& header) {
 }
 
 void HotCollector::Impl::Run() {
-  ReceivedBatch batch(kBatch);
+  net::ReceiveBatch batch(kBatch);
   Clock::time_point deadline = Clock::now();
   std::vector<CollectedEpoch> to_deliver;
   for (;;) {
-    socket.WaitUntil(deadline);
+    waker.WaitUntil(socket.fd(), deadline);
     {
       std::lock_guard lock(mutex);
       if (stopping) return;
@@ -273,7 +265,7 @@ void HotCollector::Impl::Run() {
       out.Flush();
       counters.packets_sent = out.packets_sent();
       counters.bytes_sent = out.bytes_sent();
-      counters.send_errors = out.errors();
+      counters.send_errors = out.refused();
 
       deadline = now + kIdleWake;
       if (collecting) {
@@ -350,7 +342,7 @@ void HotCollector::Impl::SendUpdates(Clock::time_point now) {
     if (update.acked) continue;
     if (!update.sent) {
       if (outstanding >= options.update_window) break;
-      out.Add(update.packet.view());
+      out.PushView(update.packet.view(), options.switch_address);
       update.sent = true;
       update.sent_at = now;
       ++outstanding;
@@ -367,7 +359,7 @@ void HotCollector::Impl::SendUpdates(Clock::time_point now) {
       }
     }
     update.packet.SetFlags(update.flags | wire::kFlagRetransmission);
-    out.Add(update.packet.view());
+    out.PushView(update.packet.view(), options.switch_address);
     update.sent_at = now;
     update.resent = true;
     ++counters.update_retransmissions;
@@ -415,8 +407,7 @@ void HotCollector::Impl::HandleResult(const wire::Message& result) {
   // The RESULT holds the written cells only, each slot naming the COLLECT
   // slot it answers, in increasing order; anything else is not the switch's.
   const std::uint32_t num_arrays = hot_set->layout().num_arrays;
-  const std::uint32_t asked_slots =
-      by_row ? num_arrays : wire::LoadBig16(&plan.packets[k].bytes[10]);
+  const std::uint32_t asked_slots = by_row ? num_arrays : plan.packets[k].slot_count();
   std::uint32_t previous = 0;
   for (std::uint32_t i = 0; i < header.slot_count; ++i) {
     const wire::Slot& slot = result.slots[i];
@@ -487,7 +478,7 @@ void HotCollector::Impl::Start() {
   if (by_row && reports != row_reports.end() && reports->second.workers == options.num_workers) {
     const std::vector<std::uint8_t>& written = reports->second.written;
     for (std::uint32_t k = 0; k < plan_packets(); ++k) {
-      if (((written[k / 8] >> (k % 8)) & 1) != 0) continue;
+      if (RowBit(written, k)) continue;
       answered[k] = true;
       ++answered_count;
       ++counters.rows_skipped;
@@ -551,7 +542,7 @@ void HotCollector::Impl::Progress(Clock::time_point now) {
       plan.packets[0].SetEpoch(next_epoch);
       plan.packets[0].SetFlags(plan_flags());
       plan.packets[0].SetSeq(0);
-      out.Add(plan.packets[0].view());
+      out.PushView(plan.packets[0].view(), options.switch_address);
       last_poll = now;
       ++counters.ready_polls;
       return;
@@ -601,7 +592,7 @@ void HotCollector::Impl::SendCollect(std::uint32_t k, Clock::time_point now, boo
     ++counters.collect_packets;
   }
   plan.packets[k].SetSeq(k | std::uint32_t{attempts[k]} << kCollectSeqPacketBits);
-  out.Add(plan.packets[k].view());
+  out.PushView(plan.packets[k].view(), options.switch_address);
   sent_at[k] = now;
   last_send_order[k] = ++sends;
   if (!resend) first_send_order[k] = sends;
@@ -678,12 +669,12 @@ void HotCollector::PublishUpdate(std::uint32_t epoch, std::span<const hot::Key> 
       update.packet = packet;
       update.flags = &packet == &packets.back() ? wire::kFlagLast : 0;
       update.epoch = epoch;
-      update.seq = wire::LoadBig32(&packet.bytes[16]);
+      update.seq = packet.seq();
       impl.updates.push_back(update);
     }
     impl.counters.update_packets += packets.size();
   }
-  impl.socket.Wake();
+  impl.waker.Wake();
 }
 
 void HotCollector::AddWrittenRows(std::uint32_t epoch, std::uint32_t worker,
@@ -696,7 +687,8 @@ void HotCollector::AddWrittenRows(std::uint32_t epoch, std::uint32_t worker,
     constexpr std::uint32_t kMaxEpochsAhead = 64;
     const bool current = epoch > impl.next_epoch || (epoch == impl.next_epoch && !impl.collecting);
     if (!impl.by_row || !current || epoch - impl.next_epoch > kMaxEpochsAhead ||
-        worker >= impl.options.num_workers || bitmap.size() != (impl.plan_packets() + 7) / 8) {
+        worker >= impl.options.num_workers ||
+        bitmap.size() != RowBitmapBytes(impl.plan_packets())) {
       ++impl.counters.row_reports_ignored;
       return;
     }
@@ -712,7 +704,7 @@ void HotCollector::AddWrittenRows(std::uint32_t epoch, std::uint32_t worker,
     }
     ++impl.counters.row_reports;
   }
-  impl.socket.Wake();
+  impl.waker.Wake();
 }
 
 HotCollectorCounters HotCollector::counters() const {

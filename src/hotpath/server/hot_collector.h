@@ -108,12 +108,6 @@ struct HotCollectorCounters {
   std::uint64_t collect_micros = 0;
 };
 
-// The rows (cell index, the same in every register array) that hold the
-// values of `keys`, ascending and without repeats: the rows a collector that
-// owns `keys` reads by row, in the order of its COLLECTs. A worker's report
-// of written rows is a bitmap over this list.
-std::vector<std::uint32_t> CollectRows(const hot::HotSet& hot_set, std::span<const hot::Key> keys);
-
 class HotCollector {
  public:
   // Called on the I/O thread, in epoch order; it may call PublishUpdate.
@@ -147,8 +141,8 @@ class HotCollector {
                      std::span<const float> vals);
 
   // Worker `worker` wrote, in `epoch`, the rows whose bits are set in
-  // `bitmap`: bit k (byte k / 8, bit k % 8) is the k-th of CollectRows of
-  // this server's keys. Once every worker has reported an epoch, its COLLECTs
+  // `bitmap`: bit k (written_rows.h) is the k-th of CollectRows of this
+  // server's keys. Once every worker has reported an epoch, its COLLECTs
   // read only the rows some worker wrote (within written_rows_grace of READY;
   // a report that comes later, or none, costs reading every row, never a
   // value). Ignored when not collecting by row, for an epoch already

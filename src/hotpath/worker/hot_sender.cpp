@@ -10,9 +10,11 @@
 #include <thread>
 
 #include "hotpath/messages/hot_packets.h"
-#include "hotpath/node/datagram_socket.h"
+#include "hotpath/node/engine_socket.h"
 #include "hotpath/node/retry_clock.h"
 #include "hotpath/worker/hot_replica.h"
+#include "net/udp_socket.h"
+#include "net/waker.h"
 
 namespace libra::hotpath {
 namespace {
@@ -60,7 +62,7 @@ struct HotSender::Impl {
   Impl(std::shared_ptr<const hot::HotSet> hot_set_in, HotSenderOptions options_in)
       : hot_set(std::move(hot_set_in)),
         options(Checked(options_in, *hot_set)),
-        socket(options.local),
+        socket(options.local, EngineSocketOptions()),
         packer(hot_set->layout().num_arrays),
         replica(*hot_set, options.key_owners, options.first_epoch),
         retry(options.retry),
@@ -71,7 +73,7 @@ struct HotSender::Impl {
       std::lock_guard lock(mutex);
       stopping = true;
     }
-    socket.Wake();
+    waker.Wake();
     io.join();
     for (PushEpoch& epoch : epochs) {
       if (!epoch.finished()) epoch.done->set_value(HotPathStatus::kShutdown);
@@ -96,10 +98,10 @@ struct HotSender::Impl {
   void HandleDatagram(std::span<const std::uint8_t> bytes);
   void HandleAck(const wire::Header& ack);
   void HandleReplica(const wire::Message& message);
-  void Progress(Clock::time_point now, SendBatch& out);
+  void Progress(Clock::time_point now, net::SendQueue& out);
   bool CanStart(const PushEpoch& epoch) const;
-  void SendData(PushEpoch& epoch, Clock::time_point now, SendBatch& out);
-  void Resend(EncodedPacket& packet, SendBatch& out);
+  void SendData(PushEpoch& epoch, Clock::time_point now, net::SendQueue& out);
+  void Resend(EncodedPacket& packet, net::SendQueue& out);
   void FailAll();
   void Release(std::uint32_t upto);
   void WatchGaps(Clock::time_point now);
@@ -108,7 +110,8 @@ struct HotSender::Impl {
 
   std::shared_ptr<const hot::HotSet> hot_set;
   const HotSenderOptions options;
-  DatagramSocket socket;
+  net::UdpSocket socket;
+  net::Waker waker;  // wakes the I/O thread out of its wait on the socket
 
   std::mutex push_mutex;  // serializes Push: packing, then queueing in order
   hot::LayoutAwarePacker packer;
@@ -141,12 +144,12 @@ struct HotSender::Impl {
 };
 
 void HotSender::Impl::Run() {
-  ReceivedBatch batch(kBatch);
-  SendBatch out(socket.fd(), options.switch_address, kBatch);
+  net::ReceiveBatch batch(kBatch);
+  net::SendQueue out(socket.fd(), kBatch);
   Clock::time_point deadline = Clock::now();
   std::vector<std::function<void()>> to_run;
   for (;;) {
-    socket.WaitUntil(deadline);
+    waker.WaitUntil(socket.fd(), deadline);
     {
       std::lock_guard lock(mutex);
       if (stopping) return;
@@ -172,7 +175,7 @@ void HotSender::Impl::Run() {
       out.Flush();
       counters.packets_sent = out.packets_sent();
       counters.bytes_sent = out.bytes_sent();
-      counters.send_errors = out.errors();
+      counters.send_errors = out.refused();
       // Released epochs leave only after the flush: `out` pointed into them.
       while (!epochs.empty() && epochs.front().released && epochs.front().finished()) {
         epochs.pop_front();
@@ -284,13 +287,13 @@ bool HotSender::Impl::CanStart(const PushEpoch& epoch) const {
   return in_flight <= options.max_epochs_in_flight;
 }
 
-void HotSender::Impl::Resend(EncodedPacket& packet, SendBatch& out) {
+void HotSender::Impl::Resend(EncodedPacket& packet, net::SendQueue& out) {
   packet.SetFlags(wire::kFlagRetransmission);
-  out.Add(packet.view());
+  out.PushView(packet.view(), options.switch_address);
   ++counters.retransmissions;
 }
 
-void HotSender::Impl::SendData(PushEpoch& epoch, Clock::time_point now, SendBatch& out) {
+void HotSender::Impl::SendData(PushEpoch& epoch, Clock::time_point now, net::SendQueue& out) {
   // Resend what timed out, oldest first. One expiry backs off once, however
   // many packets it covers, so the timeout is read before it doubles.
   const auto timeout = retry.timeout();
@@ -313,14 +316,14 @@ void HotSender::Impl::SendData(PushEpoch& epoch, Clock::time_point now, SendBatc
   const std::uint64_t limit = std::min<std::uint64_t>(
       epoch.packets.size(), std::uint64_t{epoch.base} + options.dedup_window);
   while (epoch.next < limit) {
-    out.Add(epoch.packets[epoch.next].view());
+    out.PushView(epoch.packets[epoch.next].view(), options.switch_address);
     epoch.sent_at[epoch.next] = now;
     ++epoch.next;
     ++counters.data_packets;
   }
 }
 
-void HotSender::Impl::Progress(Clock::time_point now, SendBatch& out) {
+void HotSender::Impl::Progress(Clock::time_point now, net::SendQueue& out) {
   if (probe_pending && now >= probe_next) {
     wire::Header probe;
     probe.type = wire::MessageType::kProbe;
@@ -328,7 +331,7 @@ void HotSender::Impl::Progress(Clock::time_point now, SendBatch& out) {
     probe.node_id = options.worker_id;
     probe.seq = *probe_pending;
     wire::Encode(probe, {}, probe_bytes);
-    out.Add(probe_bytes);
+    out.PushView(probe_bytes, options.switch_address);
     probe_next = now + kProbeInterval;
   }
   if (switch_down) return;
@@ -349,7 +352,7 @@ void HotSender::Impl::Progress(Clock::time_point now, SendBatch& out) {
       fin.epoch = epoch.epoch();
       fin.seq = static_cast<std::uint32_t>(epoch.packets.size());
       epoch.fin.length = static_cast<std::uint16_t>(wire::Encode(fin, {}, epoch.fin.bytes));
-      out.Add(epoch.fin.view());
+      out.PushView(epoch.fin.view(), options.switch_address);
       epoch.fin_sent_at = now;
       epoch.phase = PushEpoch::Phase::kFin;
       ++counters.fin_packets;
@@ -524,7 +527,7 @@ std::shared_future<HotPathStatus> HotSender::Push(std::uint32_t epoch,
     if (!impl.first_pushed) impl.first_pushed = epoch;
     ++impl.counters.epochs_pushed;
   }
-  impl.socket.Wake();
+  impl.waker.Wake();
   return future;
 }
 
@@ -534,7 +537,7 @@ bool HotSender::ProbeSwitch(std::chrono::milliseconds budget) {
   const std::uint32_t nonce = ++impl.probe_nonce;
   impl.probe_pending = nonce;
   impl.probe_next = Clock::now();
-  impl.socket.Wake();
+  impl.waker.Wake();
   const bool answered =
       impl.probe_changed.wait_for(lock, budget, [&] { return impl.probe_answered == nonce; });
   impl.probe_pending.reset();
@@ -546,7 +549,7 @@ void HotSender::Commit(std::uint32_t epoch) {
     std::lock_guard lock(impl_->mutex);
     impl_->Release(epoch);
   }
-  impl_->socket.Wake();
+  impl_->waker.Wake();
 }
 
 std::optional<RetainedPush> HotSender::Retained(std::uint32_t epoch) const {
@@ -598,7 +601,7 @@ void HotSender::RepairReplica(std::uint32_t epoch, std::span<const hot::Key> key
     if (const auto reached = impl_->replica.MinEpoch()) impl_->Release(*reached);
   }
   impl_->replica_changed.notify_all();
-  impl_->socket.Wake();
+  impl_->waker.Wake();
 }
 
 std::optional<std::uint32_t> HotSender::ReplicaEpoch() const {

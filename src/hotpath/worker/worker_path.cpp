@@ -13,8 +13,8 @@
 #include <unordered_set>
 
 #include "hot/hot_key_table.h"
+#include "hotpath/messages/written_rows.h"
 #include "hotpath/node/hot_path_node.h"
-#include "hotpath/server/hot_collector.h"
 #include "hotpath/worker/hot_sender.h"
 #include "ps/internal/logging.h"
 #include "ps/internal/postoffice.h"
@@ -417,14 +417,14 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     for (size_t s = 0; s < reports.size(); ++s) {
       reports[s].epoch = epoch;
       reports[s].worker = sender_options_.worker_id;
-      reports[s].bitmap.assign((rows_of_server_[s] + 7) / 8, 0);
+      reports[s].bitmap.assign(RowBitmapBytes(rows_of_server_[s]), 0);
     }
     for (ps::Key key : hot_keys) {
       const uint32_t index = hot_set_->Find(key);
       const uint32_t server = key_owners_[index];
       for (const libra::hot::CellAddress& cell : hot_set_->CellsOf(index)) {
         const int32_t k = row_position_[server][cell.index];
-        if (k >= 0) reports[server].bitmap[k / 8] |= static_cast<uint8_t>(1u << (k % 8));
+        if (k >= 0) SetRowBit(reports[server].bitmap, static_cast<size_t>(k));
       }
     }
     for (size_t s = 0; s < reports.size(); ++s) {

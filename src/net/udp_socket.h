@@ -1,5 +1,9 @@
-// A UDP socket that moves packets in batches (recvmmsg / sendmmsg), so one
-// system call carries up to a batch of packets each way.
+// The batched UDP socket layer of every Libra process that speaks the hot
+// path's datagrams: the switch daemon, the hot path's sender and collector
+// on the hosts, the benchmarks and tests. A UdpSocket is bound to a local
+// address; ReceiveBatch and SendQueue move datagrams through it in batches
+// (recvmmsg / sendmmsg), so one system call carries up to a batch of
+// datagrams each way. Waker (waker.h) lets another thread interrupt a wait.
 #pragma once
 
 #include <netinet/in.h>
@@ -15,27 +19,40 @@
 #include "wire/switch_job.h"
 #include "wire/wire.h"
 
-namespace libra::switchd {
+namespace libra::net {
+
+struct UdpSocketOptions {
+  // The kernel queues are asked for this much each way (capped by
+  // net.core.rmem_max / wmem_max; forced past the cap with CAP_NET_ADMIN).
+  // Big queues absorb the bursts of a batch of senders; without them the
+  // loopback drops whole windows and the senders stall on timeouts.
+  int buffer_bytes = 8 << 20;
+  // A non-blocking socket never waits in a send: a datagram the kernel
+  // cannot queue is refused (and counted) instead. The hot path's engines
+  // want that, since their retransmissions cover a loss; a blocking socket
+  // suits a program that wants each datagram out.
+  bool non_blocking = false;
+};
 
 class UdpSocket {
  public:
   // Binds to `local` (port 0: the kernel picks one); throws std::system_error.
-  // The kernel queues are asked for buffer_bytes each way (capped by
-  // net.core.rmem_max / wmem_max; forced past the cap when running as root).
-  explicit UdpSocket(const UdpEndpoint& local, int buffer_bytes = 8 << 20);
+  explicit UdpSocket(const UdpEndpoint& local, UdpSocketOptions options = {});
   ~UdpSocket();
   UdpSocket(const UdpSocket&) = delete;
   UdpSocket& operator=(const UdpSocket&) = delete;
 
   int fd() const { return fd_; }
-  UdpEndpoint local() const;
+  // The bound address (with the port the kernel picked).
+  UdpEndpoint local() const { return local_; }
 
   // Asks the kernel to pass segmented sends to this socket as one message
   // (UDP_GRO); read it with a coalescing ReceiveBatch. False when the kernel
   // cannot.
   bool EnableReceiveCoalescing();
 
-  // Waiting receives (ReceiveBatch::ReceiveWaiting) give up after this long.
+  // Waiting receives (ReceiveBatch::ReceiveWaiting, on a blocking socket)
+  // give up after this long.
   void SetReceiveTimeout(int milliseconds);
 
   // Sends one datagram; false on error.
@@ -46,6 +63,7 @@ class UdpSocket {
 
  private:
   int fd_ = -1;
+  UdpEndpoint local_;
 };
 
 // Reusable buffers for recvmmsg: one call takes up to `capacity` messages.
@@ -65,8 +83,9 @@ class ReceiveBatch {
   // Receives what is queued, up to capacity messages, without waiting;
   // returns the number of datagrams received (0 when none).
   std::size_t Receive(int fd);
-  // Waits for the first message (at most the socket's SO_RCVTIMEO), then
-  // takes what else is queued, up to capacity: one system call either way.
+  // Waits for the first message (at most the socket's SO_RCVTIMEO; on a
+  // non-blocking socket not at all), then takes what else is queued, up to
+  // capacity: one system call either way.
   std::size_t ReceiveWaiting(int fd);
   std::span<const std::uint8_t> payload(std::size_t i) const {
     return {buffers_.get() + datagrams_[i].offset, datagrams_[i].length};
@@ -98,7 +117,10 @@ class ReceiveBatch {
   std::vector<Datagram> datagrams_;
 };
 
-// Datagrams waiting for one sendmmsg; flushes by itself when full.
+// Datagrams waiting for one sendmmsg; flushes by itself when full. A
+// datagram the kernel refuses (a full queue on a non-blocking socket, an
+// unreachable destination) is dropped and counted: the protocol's
+// retransmissions cover it as they cover any loss.
 //
 // With segmentation on, each run of consecutive datagrams to the same
 // destination with the same length (up to 64) leaves as one segmented send
@@ -116,7 +138,10 @@ class SendQueue {
   void PushView(std::span<const std::uint8_t> bytes, const UdpEndpoint& to);
   // Sends everything queued.
   void Flush();
-  // Datagrams the kernel refused so far.
+  // So far: datagrams and their bytes the kernel took, and datagrams it
+  // refused.
+  std::uint64_t packets_sent() const { return packets_sent_; }
+  std::uint64_t bytes_sent() const { return bytes_sent_; }
   std::uint64_t refused() const { return refused_; }
 
  private:
@@ -136,10 +161,12 @@ class SendQueue {
   std::vector<mmsghdr> messages_;
   std::vector<std::array<char, 64>> controls_;
   std::size_t queued_ = 0;
+  std::uint64_t packets_sent_ = 0;
+  std::uint64_t bytes_sent_ = 0;
   std::uint64_t refused_ = 0;
 };
 
 sockaddr_in ToSockaddr(const UdpEndpoint& endpoint);
 UdpEndpoint FromSockaddr(const sockaddr_in& address);
 
-}  // namespace libra::switchd
+}  // namespace libra::net

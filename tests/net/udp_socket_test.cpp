@@ -1,12 +1,12 @@
 // Batched UDP I/O over loopback: sendmmsg from views, recvmmsg that waits
 // for the first datagram and takes the rest of what is queued.
-#include "switchd/udp_socket.h"
+#include "net/udp_socket.h"
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
-namespace libra::switchd {
+namespace libra::net {
 namespace {
 
 TEST(UdpSocketTest, SendsViewsInOneBatchAndReceivesThemAll) {
@@ -20,9 +20,15 @@ TEST(UdpSocketTest, SendsViewsInOneBatchAndReceivesThemAll) {
     payloads.push_back(std::vector<std::uint8_t>(1 + i % 50, static_cast<std::uint8_t>(i)));
   }
   SendQueue send(sender.fd(), 64);  // fills and flushes by itself once
-  for (const auto& payload : payloads) send.PushView(payload, receiver.local());
+  std::uint64_t bytes = 0;
+  for (const auto& payload : payloads) {
+    send.PushView(payload, receiver.local());
+    bytes += payload.size();
+  }
   send.Flush();
   EXPECT_EQ(send.refused(), 0u);
+  EXPECT_EQ(send.packets_sent(), kDatagrams);
+  EXPECT_EQ(send.bytes_sent(), bytes);
 
   ReceiveBatch receive(32);
   std::size_t received = 0;
@@ -60,6 +66,7 @@ TEST_P(SegmentedSendTest, EveryDatagramArrivesWhole) {
   for (const auto& payload : payloads) send.Push(payload, receiver.local());
   send.Flush();
   EXPECT_EQ(send.refused(), 0u);
+  EXPECT_EQ(send.packets_sent(), payloads.size());  // a segmented send counts its datagrams
 
   ReceiveBatch receive(16, coalescing);
   std::size_t received = 0;
@@ -86,5 +93,12 @@ TEST(UdpSocketTest, WaitingReceiveGivesUpAfterTheTimeout) {
   EXPECT_EQ(receive.Receive(socket.fd()), 0u);
 }
 
+TEST(UdpSocketTest, ANonBlockingSocketNeverWaitsToReceive) {
+  UdpSocket socket({0x7f000001, 0}, {.buffer_bytes = 1 << 20, .non_blocking = true});
+  EXPECT_NE(socket.local().port, 0);
+  ReceiveBatch receive(8);
+  EXPECT_EQ(receive.ReceiveWaiting(socket.fd()), 0u);  // no SO_RCVTIMEO needed
+}
+
 }  // namespace
-}  // namespace libra::switchd
+}  // namespace libra::net

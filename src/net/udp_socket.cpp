@@ -1,4 +1,4 @@
-#include "switchd/udp_socket.h"
+#include "net/udp_socket.h"
 
 #include <arpa/inet.h>
 #include <netinet/udp.h>
@@ -11,7 +11,7 @@
 #include <cstring>
 #include <system_error>
 
-namespace libra::switchd {
+namespace libra::net {
 
 sockaddr_in ToSockaddr(const UdpEndpoint& endpoint) {
   sockaddr_in address{};
@@ -25,11 +25,11 @@ UdpEndpoint FromSockaddr(const sockaddr_in& address) {
   return UdpEndpoint{ntohl(address.sin_addr.s_addr), ntohs(address.sin_port)};
 }
 
-UdpSocket::UdpSocket(const UdpEndpoint& local, int buffer_bytes) {
-  fd_ = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd_ < 0) throw std::system_error(errno, std::generic_category(), "socket");
-  // Big kernel queues absorb the bursts of a batch of senders; without them
-  // the loopback drops whole windows and the senders stall on timeouts.
+UdpSocket::UdpSocket(const UdpEndpoint& local, UdpSocketOptions options) {
+  const int type = SOCK_DGRAM | SOCK_CLOEXEC | (options.non_blocking ? SOCK_NONBLOCK : 0);
+  fd_ = ::socket(AF_INET, type, 0);
+  if (fd_ < 0) throw std::system_error(errno, std::generic_category(), "udp socket");
+  const int buffer_bytes = options.buffer_bytes;
   if (::setsockopt(fd_, SOL_SOCKET, SO_RCVBUFFORCE, &buffer_bytes, sizeof(buffer_bytes)) != 0) {
     ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &buffer_bytes, sizeof(buffer_bytes));
   }
@@ -40,18 +40,15 @@ UdpSocket::UdpSocket(const UdpEndpoint& local, int buffer_bytes) {
   if (::bind(fd_, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0) {
     const int error = errno;
     ::close(fd_);
-    throw std::system_error(error, std::generic_category(), "bind " + local.ToString());
+    throw std::system_error(error, std::generic_category(), "udp socket: bind " + local.ToString());
   }
+  sockaddr_in bound{};
+  socklen_t length = sizeof(bound);
+  ::getsockname(fd_, reinterpret_cast<sockaddr*>(&bound), &length);
+  local_ = FromSockaddr(bound);
 }
 
 UdpSocket::~UdpSocket() { ::close(fd_); }
-
-UdpEndpoint UdpSocket::local() const {
-  sockaddr_in address{};
-  socklen_t length = sizeof(address);
-  ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length);
-  return FromSockaddr(address);
-}
 
 void UdpSocket::SetReceiveTimeout(int milliseconds) {
   const timeval timeout{milliseconds / 1000, (milliseconds % 1000) * 1000};
@@ -219,7 +216,13 @@ void SendQueue::SendUnsegmented(std::size_t m) {
     single.msg_iovlen = 1;
     single.msg_name = segmented.msg_name;
     single.msg_namelen = sizeof(sockaddr_in);
-    if (::sendmsg(fd_, &single, 0) < 0) ++refused_;
+    const ssize_t n = ::sendmsg(fd_, &single, 0);
+    if (n < 0) {
+      ++refused_;
+    } else {
+      ++packets_sent_;
+      bytes_sent_ += static_cast<std::uint64_t>(n);
+    }
   }
 }
 
@@ -229,6 +232,10 @@ void SendQueue::Flush() {
   while (sent < count) {
     const int n = ::sendmmsg(fd_, messages_.data() + sent, static_cast<unsigned>(count - sent), 0);
     if (n > 0) {
+      for (int m = 0; m < n; ++m) {
+        packets_sent_ += messages_[sent + m].msg_hdr.msg_iovlen;  // a segmented send's datagrams
+        bytes_sent_ += messages_[sent + m].msg_len;
+      }
       sent += static_cast<std::size_t>(n);
     } else if (n < 0 && errno == EINTR) {
       continue;
@@ -248,4 +255,4 @@ void SendQueue::Flush() {
   queued_ = 0;
 }
 
-}  // namespace libra::switchd
+}  // namespace libra::net
