@@ -69,6 +69,7 @@ class KVWorker : public SimpleApp {
     slicer_ = [this](const KVPairs<Val>& send, const std::vector<Range>& ranges,
                      SlicedKVs* sliced) { DefaultSlicer(send, ranges, sliced); };
     obj_ = new Customer(app_id, customer_id, [this](const Message& m) { Process(m); });
+    obj_->set_finalize_handle([this] { UseDefaultRequestHandle(); });
     // Libra: the hot path serves the first float worker of app 0 (docs/hotpath.md).
     if (std::is_same<Val, float>::value && app_id == 0 && customer_id == 0) {
       hot_ =
@@ -77,6 +78,7 @@ class KVWorker : public SimpleApp {
   }
 
   virtual ~KVWorker() {
+    UseDefaultRequestHandle();  // the customer's thread must not wait on it
     hot_.reset();               // waits for hot parts in flight
     delete obj_;
     obj_ = nullptr;
@@ -537,10 +539,12 @@ class KVServer : public SimpleApp {
 
   explicit KVServer(int app_id) : SimpleApp() {
     obj_ = new Customer(app_id, app_id, [this](const Message& m) { Process(m); });
+    obj_->set_finalize_handle([this] { UseDefaultRequestHandle(); });
     // Libra: the hot path delivers the switch's sums to the float server of app 0.
     if (app_id == 0) CreateHotPath();
   }
   virtual ~KVServer() {
+    UseDefaultRequestHandle();  // the customer's thread must not wait on it
     hot_.reset();
     delete obj_;
     obj_ = nullptr;

@@ -70,6 +70,12 @@ void Postoffice::Start(int customer_id, const char* /*argv0*/, bool do_barrier) 
 }
 
 void Postoffice::Finalize(int customer_id, bool do_barrier) {
+  if (customer_id == 0) {
+    // Requests that wait for a handle the application never set get the
+    // default now (simple_app.h); the others' barrier may wait for them.
+    std::lock_guard<std::mutex> lock(customers_mu_);
+    for (const auto& [key, customer] : customers_) customer->OnFinalize();
+  }
   // Libra: a worker waits until the servers applied all it pushed.
   if (customer_id == 0) hot_path_hooks::BeforeFinalBarrier();
   if (do_barrier) Barrier(customer_id, kWorkerGroup + kServerGroup + kScheduler);

@@ -71,6 +71,28 @@ TEST(Compatibility, ClassicPsLiteProgramShape) {
   EXPECT_EQ(CountOccurrences(r.output, "PASS classic"), 3) << r.output;
 }
 
+// SimpleApp requests that reach a node before its app exists, or before the
+// app has set its request handle, wait for the handle and never meet the
+// default one (simple_app_program.cpp). Repeated, over TCP and ipc, since
+// the crash this replaces was a race.
+TEST(SimpleAppEarlyRequests, WaitForTheApplicationsHandle) {
+  for (int run = 0; run < 20; ++run) {
+    const bool local = run % 2 == 1;
+    CommandResult r =
+        RunCommand(std::string(local ? "DMLC_LOCAL=1 " : "") + LIBRA_BIN +
+                   " launch --timeout 60 -s 2 -w 2 -- " + SIMPLE_APP_PROGRAM + " handle");
+    ASSERT_EQ(r.status, 0) << "run " << run << (local ? " (ipc)" : " (tcp)") << "\n" << r.output;
+  }
+}
+
+// An app that never sets a request handle answers with the default (an empty
+// body) once its node calls Finalize.
+TEST(SimpleAppEarlyRequests, WithoutAHandleTheDefaultAnswersAtFinalize) {
+  CommandResult r = RunCommand(std::string(LIBRA_BIN) + " launch --timeout 60 -s 2 -w 2 -- " +
+                               SIMPLE_APP_PROGRAM + " default");
+  EXPECT_EQ(r.status, 0) << r.output;
+}
+
 TEST(Launch, FailingProcessStopsTheOthers) {
   // Workers run `false`; the launcher must report it and not wait for the rest.
   auto start = std::chrono::steady_clock::now();
