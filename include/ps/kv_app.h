@@ -375,6 +375,7 @@ class KVWorker : public SimpleApp {
       msg.meta.pull = pull;
       msg.meta.head = cmd;
       msg.meta.timestamp = ts;
+      msg.meta.priority = kv.priority;
       msg.meta.recver = Postoffice::ServerRankToID(static_cast<int>(i));
       msg.AddData(kv.keys);
       msg.AddData(kv.vals);

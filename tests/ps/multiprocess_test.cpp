@@ -71,6 +71,15 @@ TEST(Compatibility, ClassicPsLiteProgramShape) {
   EXPECT_EQ(CountOccurrences(r.output, "PASS classic"), 3) << r.output;
 }
 
+// PS-lite's helper headers and calls (dmlc/logging.h, GetEnv, PS_VLOG,
+// ParallelSort, ParallelOrderedMatch, ThreadsafePQueue, is_recovery, errors
+// caught as dmlc::Error) in a C++11 program on every node of a job.
+TEST(Compatibility, PsLiteHelperHeadersAndCalls) {
+  CommandResult r = RunCommand("LIBRA_COMPAT_RATE=0.25 " + std::string(LIBRA_BIN) +
+                               " launch --timeout 60 -s 2 -w 2 -- " + PSLITE_COMPAT_PROGRAM);
+  EXPECT_EQ(r.status, 0) << r.output;
+}
+
 // SimpleApp requests that reach a node before its app exists, or before the
 // app has set its request handle, wait for the handle and never meet the
 // default one (simple_app_program.cpp). Repeated, over TCP and ipc, since

@@ -111,7 +111,10 @@ struct Meta {
   // not sent back (the worker still has it), which halves a pull's bytes.
   bool keys_omitted = false;
   int num_merged = 1;  // Libra: how many workers' gradients this push sums
-  std::string body;    // SimpleApp payload, or a control message's text
+  // The request's priority (KVPairs::priority), as in PS-lite; it orders a
+  // ThreadsafePQueue. Not sent: Libra's van sends in the order of Send calls.
+  int priority = 0;
+  std::string body;  // SimpleApp payload, or a control message's text
   std::vector<DataType> data_type;
   Control control;
 };

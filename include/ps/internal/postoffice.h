@@ -57,6 +57,9 @@ class Postoffice {
   bool is_server() { return Env().is_server; }
   bool is_scheduler() { return Env().is_scheduler; }
   int verbose() { return Env().verbose; }
+  // Whether this node replaces a dead one. Never: Libra stops the job when a
+  // node dies (docs/runtime.md), so no node joins a running job.
+  bool is_recovery() const { return false; }
 
   // Blocks until every node of `node_group` has called Barrier with the same
   // customer id.
@@ -102,3 +105,7 @@ class Postoffice {
 };
 
 }  // namespace ps
+
+// LOG(INFO) when PS_VERBOSE is at least v; the message is not even built
+// otherwise.
+#define PS_VLOG(v) LOG_IF(INFO, (v) <= ::ps::Postoffice::Get()->verbose())
