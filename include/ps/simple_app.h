@@ -2,6 +2,7 @@
 // nodes. KVWorker and KVServer build on it.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
@@ -73,7 +74,9 @@ class SimpleApp {
     msg.meta.timestamp = recv_req.timestamp;
     msg.meta.request = false;
     msg.meta.simple_app = true;
-    msg.meta.app_id = obj_->app_id();
+    // Not obj_->app_id(): a handle may answer a request (one parked before
+    // the app existed) while the constructor is still creating obj_.
+    msg.meta.app_id = app_id_ != Meta::kEmpty ? app_id_.load() : obj_->app_id();
     msg.meta.customer_id = recv_req.customer_id;
     msg.meta.recver = recv_req.sender;
     Postoffice::Get()->van()->Send(msg);
@@ -107,6 +110,7 @@ class SimpleApp {
   }
 
   virtual void Process(const Message& msg) {
+    app_id_ = msg.meta.app_id;  // the customer's: messages reach it by app id
     SimpleData recv{msg.meta.head, msg.meta.body, msg.meta.sender, msg.meta.timestamp,
                     msg.meta.customer_id};
     // Called under the lock, not copied: a handle may carry state.
@@ -132,6 +136,7 @@ class SimpleApp {
   Customer* obj_ = nullptr;
 
  private:
+  std::atomic<int> app_id_{Meta::kEmpty};  // of the messages this app received
   std::mutex handle_mu_;
   std::condition_variable handle_set_;
   bool request_handle_set_ = false;

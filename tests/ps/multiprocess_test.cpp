@@ -132,6 +132,14 @@ TEST(SimpleAppEarlyRequests, WaitForTheApplicationsHandle) {
   }
 }
 
+// An app whose handle is set before its customer exists (Libra's control
+// apps) may answer a parked request before its constructor has set obj_.
+TEST(SimpleAppEarlyRequests, AnAppMayAnswerBeforeItsConstructorEnds) {
+  CommandResult r = RunCommand(std::string(LIBRA_BIN) + " launch --timeout 60 -s 2 -w 2 -- " +
+                               SIMPLE_APP_PROGRAM + " subclass");
+  EXPECT_EQ(r.status, 0) << r.output;
+}
+
 // An app that never sets a request handle answers with the default (an empty
 // body) once its node calls Finalize.
 TEST(SimpleAppEarlyRequests, WithoutAHandleTheDefaultAnswersAtFinalize) {

@@ -9,10 +9,13 @@
 // Mode "handle": every request must reach the application's handle (never
 // the default one), which answers "handled". Mode "default": the nodes never
 // set a handle, and the requests are answered by the default handle (an
-// empty body) once the node calls Finalize.
+// empty body) once the node calls Finalize. Mode "subclass": an app that
+// sets its handle before it creates its customer (as Libra's own control
+// apps do) answers a parked request while its obj_ is still null.
 // A failed check throws (the process exits non-zero); the scheduler exits 0
 // only if every response was as expected.
 #include <atomic>
+#include <future>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -21,10 +24,36 @@
 
 using namespace ps;
 
+namespace {
+
+// Its constructor holds obj_ back until the handle has answered a request,
+// so that answer is given while obj_ is null.
+class EarlyApp : public SimpleApp {
+ public:
+  explicit EarlyApp(int app_id) : SimpleApp() {
+    set_request_handle([this](const SimpleData& req, SimpleApp* app) {
+      ++handled;
+      app->Response(req, "handled");
+      if (!answered_.exchange(true)) first_answer_.set_value();
+    });
+    Customer* customer = new Customer(app_id, app_id, [this](const Message& m) { Process(m); });
+    first_answer_.get_future().wait();
+    obj_ = customer;
+  }
+  std::atomic<int> handled{0};
+
+ private:
+  std::promise<void> first_answer_;
+  std::atomic<bool> answered_{false};
+};
+
+}  // namespace
+
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "handle";
-  CHECK(mode == "handle" || mode == "default") << "usage: simple_app_program handle|default";
-  const bool own_handle = mode == "handle";
+  CHECK(mode == "handle" || mode == "default" || mode == "subclass")
+      << "usage: simple_app_program handle|default|subclass";
+  const bool own_handle = mode != "default";
   const int batch = 50;
   const int everyone = kScheduler + kServerGroup + kWorkerGroup;
 
@@ -52,6 +81,13 @@ int main(int argc, char** argv) {
   }
 
   Postoffice::Get()->Barrier(0, everyone);  // batch 1 has arrived: it is parked
+  if (mode == "subclass") {
+    EarlyApp app(0);
+    Postoffice::Get()->Barrier(0, everyone);
+    Finalize(0, true);
+    CHECK_EQ(app.handled.load(), 2 * batch);
+    return 0;
+  }
   SimpleApp app(0);
   Postoffice::Get()->Barrier(0, everyone);  // batch 2 has arrived: it is queued
   std::atomic<int> handled{0};
