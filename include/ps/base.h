@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "ps/internal/logging.h"
+#include "ps/internal/utils.h"
 
 namespace ps {
 

@@ -69,17 +69,17 @@ class KVWorker : public SimpleApp {
     slicer_ = [this](const KVPairs<Val>& send, const std::vector<Range>& ranges,
                      SlicedKVs* sliced) { DefaultSlicer(send, ranges, sliced); };
     obj_ = new Customer(app_id, customer_id, [this](const Message& m) { Process(m); });
+    obj_->set_finalize_handle([this] { UseDefaultRequestHandle(); });
     // Libra: the hot path serves the first float worker of app 0 (docs/hotpath.md).
-    if constexpr (std::is_same_v<Val, float>) {
-      if (app_id == 0 && customer_id == 0) {
-        hot_ = hot_path_hooks::CreateWorker(
-            [this](const SArray<Key>& keys) { return ServerOf(keys); });
-      }
+    if (std::is_same<Val, float>::value && app_id == 0 && customer_id == 0) {
+      hot_ =
+          hot_path_hooks::CreateWorker([this](const SArray<Key>& keys) { return ServerOf(keys); });
     }
   }
 
   virtual ~KVWorker() {
-    hot_.reset();  // waits for hot parts in flight
+    UseDefaultRequestHandle();  // the customer's thread must not wait on it
+    hot_.reset();               // waits for hot parts in flight
     delete obj_;
     obj_ = nullptr;
   }
@@ -97,7 +97,7 @@ class KVWorker : public SimpleApp {
            int cmd = 0, const Callback& cb = nullptr, int priority = 0) {
     SArray<Key> skeys(keys);
     int ts = AddPullCallback(skeys, vals, lens, cmd, cb);
-    Send(ts, false, true, cmd, KVPairs<Val>{skeys, {}, {}, priority});
+    Send(ts, false, true, cmd, MakeKVPairs(skeys, SArray<Val>(), SArray<int>(), priority));
     return ts;
   }
 
@@ -116,7 +116,7 @@ class KVWorker : public SimpleApp {
     SArray<int> slens;
     if (lens) slens.CopyFrom(lens->data(), lens->size());
     int ts = AddPullCallback(skeys, outs, lens, cmd, cb);
-    Send(ts, true, true, cmd, KVPairs<Val>{skeys, svals, slens, priority});
+    Send(ts, true, true, cmd, MakeKVPairs(skeys, svals, slens, priority));
     return ts;
   }
 
@@ -129,7 +129,7 @@ class KVWorker : public SimpleApp {
             int cmd = 0, const Callback& cb = nullptr, int priority = 0) {
     int ts = NewRequest();
     AddCallback(ts, cb);
-    Send(ts, true, false, cmd, KVPairs<Val>{keys, vals, lens, priority});
+    Send(ts, true, false, cmd, MakeKVPairs(keys, vals, lens, priority));
     return ts;
   }
 
@@ -138,7 +138,7 @@ class KVWorker : public SimpleApp {
   int ZPull(const SArray<Key>& keys, SArray<Val>* vals, SArray<int>* lens = nullptr, int cmd = 0,
             const Callback& cb = nullptr, int priority = 0) {
     int ts = AddPullCallback(keys, vals, lens, cmd, cb);
-    Send(ts, false, true, cmd, KVPairs<Val>{keys, {}, {}, priority});
+    Send(ts, false, true, cmd, MakeKVPairs(keys, SArray<Val>(), SArray<int>(), priority));
     return ts;
   }
 
@@ -154,7 +154,7 @@ class KVWorker : public SimpleApp {
     SArray<int> send_lens;
     if (lens) send_lens = *lens;
     int ts = AddPullCallback(keys, outs, lens, cmd, cb);
-    Send(ts, true, true, cmd, KVPairs<Val>{keys, vals, send_lens, priority});
+    Send(ts, true, true, cmd, MakeKVPairs(keys, vals, send_lens, priority));
     return ts;
   }
 
@@ -164,6 +164,17 @@ class KVWorker : public SimpleApp {
   }
 
  private:
+  // (KVPairs is no aggregate in C++11: it has a default member initializer.)
+  static KVPairs<Val> MakeKVPairs(const SArray<Key>& keys, const SArray<Val>& vals,
+                                  const SArray<int>& lens, int priority) {
+    KVPairs<Val> kvs;
+    kvs.keys = keys;
+    kvs.vals = vals;
+    kvs.lens = lens;
+    kvs.priority = priority;
+    return kvs;
+  }
+
   // Splits `send` by server key ranges with a binary search per boundary.
   // Keys on a boundary belong to the range that starts there; servers with no
   // keys get an empty, unsent slice.
@@ -193,7 +204,8 @@ class KVWorker : public SimpleApp {
     }
     size_t val_begin = 0;
     for (size_t i = 0; i < n; ++i) {
-      auto& [nonempty, kv] = (*sliced)[i];
+      bool& nonempty = (*sliced)[i].first;
+      KVPairs<Val>& kv = (*sliced)[i].second;
       kv = KVPairs<Val>();
       if (pos[i + 1] <= pos[i]) {
         nonempty = false;
@@ -253,20 +265,27 @@ class KVWorker : public SimpleApp {
   int NewRequest() { return obj_->NewRequest(kServerGroup, hot_ ? 1 : 0); }
 
   void Send(int ts, bool push, bool pull, int cmd, const KVPairs<Val>& kvs) {
-    if constexpr (std::is_same_v<Val, float>) {
-      if (hot_) {
-        SendWithHotPath(ts, push, pull, cmd, kvs);
-        return;
-      }
+    if (hot_) {
+      SendWithHotPath(ts, push, pull, cmd, kvs);
+      return;
     }
     SendToServers(ts, push, pull, cmd, kvs, 0);
   }
+
+  // hot_ is set only when Val is float; for other types this is never called.
+  // (Member templates, so that an explicit instantiation of KVWorker<double>
+  // does not compile the float-only one.)
+  template <typename V = Val>
+  typename std::enable_if<!std::is_same<V, float>::value>::type SendWithHotPath(
+      int, bool, bool, int, const KVPairs<Val>&) {}
 
   // Libra: the hot keys go to the switch (or are read from the replica),
   // the rest to the servers. The hot part counts as done once the hot path
   // has finished AND everything was sent, so no response can complete the
   // request before all its parts are registered.
-  void SendWithHotPath(int ts, bool push, bool pull, int cmd, const KVPairs<Val>& kvs) {
+  template <typename V = Val>
+  typename std::enable_if<std::is_same<V, float>::value>::type SendWithHotPath(
+      int ts, bool push, bool pull, int cmd, const KVPairs<Val>& kvs) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       hot_unit_left_[ts] = 2;
@@ -275,13 +294,20 @@ class KVWorker : public SimpleApp {
     auto done = [this, ts, pull](WorkerHotPath::Parts hot) {
       if (pull) {
         std::lock_guard<std::mutex> lock(mu_);
-        hot_values_[ts] = KVPairs<Val>{hot.keys, hot.vals, hot.lens};
+        KVPairs<Val>& values = hot_values_[ts];
+        values.keys = hot.keys;
+        values.vals = hot.vals;
+        values.lens = hot.lens;
       }
       FinishHotUnit(ts);
     };
-    bool hot_pending = push ? hot_->Push({kvs.keys, kvs.vals, kvs.lens}, pull, &cold, done)
-                            : hot_->Pull(kvs.keys, &cold.keys, done);
-    SendToServers(ts, push, pull, cmd, KVPairs<Val>{cold.keys, cold.vals, cold.lens, kvs.priority},
+    WorkerHotPath::Parts all;
+    all.keys = kvs.keys;
+    all.vals = kvs.vals;
+    all.lens = kvs.lens;
+    bool hot_pending =
+        push ? hot_->Push(all, pull, &cold, done) : hot_->Pull(kvs.keys, &cold.keys, done);
+    SendToServers(ts, push, pull, cmd, MakeKVPairs(cold.keys, cold.vals, cold.lens, kvs.priority),
                   1);
     if (!hot_pending) FinishHotUnit(ts);
     FinishHotUnit(ts);
@@ -349,6 +375,7 @@ class KVWorker : public SimpleApp {
       msg.meta.pull = pull;
       msg.meta.head = cmd;
       msg.meta.timestamp = ts;
+      msg.meta.priority = kv.priority;
       msg.meta.recver = Postoffice::ServerRankToID(static_cast<int>(i));
       msg.AddData(kv.keys);
       msg.AddData(kv.vals);
@@ -414,13 +441,9 @@ class KVWorker : public SimpleApp {
         return a.keys.empty() || (!b.keys.empty() && a.keys.front() < b.keys.front());
       });
 
-      if constexpr (std::is_same_v<C, SArray<Val>>) {
-        if (vals->empty() && parts.size() == 1) {
-          *vals = parts[0].vals;  // hand over the received array: no copy
-          if (lens) *lens = parts[0].lens;
-          if (cb) cb();
-          return;
-        }
+      if (HandOver(parts, vals, lens)) {
+        if (cb) cb();
+        return;
       }
       if (vals->empty()) {
         vals->resize(total_vals);
@@ -448,6 +471,20 @@ class KVWorker : public SimpleApp {
       if (cb) cb();
     });
     return ts;
+  }
+
+  // A zero-copy pull answered by one server takes the received array as it
+  // is; other outputs are copied into.
+  template <typename C, typename D>
+  static bool HandOver(const std::vector<KVPairs<Val>>&, C*, D*) {
+    return false;
+  }
+  static bool HandOver(const std::vector<KVPairs<Val>>& parts, SArray<Val>* vals,
+                       SArray<int>* lens) {
+    if (!vals->empty() || parts.size() != 1) return false;
+    *vals = parts[0].vals;  // no copy
+    if (lens) *lens = parts[0].lens;
+    return true;
   }
 
   // Libra: the servers' parts of a pull answer plus the hot part, as one
@@ -503,35 +540,21 @@ class KVServer : public SimpleApp {
 
   explicit KVServer(int app_id) : SimpleApp() {
     obj_ = new Customer(app_id, app_id, [this](const Message& m) { Process(m); });
+    obj_->set_finalize_handle([this] { UseDefaultRequestHandle(); });
     // Libra: the hot path delivers the switch's sums to the float server of app 0.
-    if constexpr (std::is_same_v<Val, float>) {
-      if (app_id == 0) {
-        hot_ = hot_path_hooks::CreateServer([this](const ServerHotPath::Request& r) {
-          KVMeta meta;
-          meta.cmd = 0;
-          meta.push = r.push;
-          meta.pull = !r.push;
-          meta.sender = -1;
-          meta.timestamp = r.timestamp;
-          meta.customer_id = 0;
-          meta.num_merged = r.num_merged;
-          meta.from_switch = true;
-          KVPairs<Val> data;
-          data.keys = r.keys;
-          if (r.push) {
-            data.vals = r.vals;
-            data.lens = r.lens;
-          }
-          HandleRequest(meta, data);
-        });
-      }
-    }
+    if (app_id == 0) CreateHotPath();
   }
   virtual ~KVServer() {
+    UseDefaultRequestHandle();  // the customer's thread must not wait on it
     hot_.reset();
     delete obj_;
     obj_ = nullptr;
   }
+
+  // SimpleApp's requests and responses still reach a KVServer: its handles
+  // and Response stay callable beside the KV ones.
+  using SimpleApp::Response;
+  using SimpleApp::set_request_handle;
 
   void set_request_handle(const ReqHandle& request_handle) {
     CHECK(request_handle) << "invalid request handle";
@@ -545,9 +568,7 @@ class KVServer : public SimpleApp {
   // Answers a request; for a pull, `res` holds the keys and values asked for.
   void Response(const KVMeta& req, const KVPairs<Val>& res = KVPairs<Val>()) {
     if (req.from_switch) {
-      if constexpr (std::is_same_v<Val, float>) {
-        if (hot_) hot_->OnResponse(req.timestamp, res.vals);
-      }
+      HotResponse(req.timestamp, res.vals);
       return;
     }
     Message msg;
@@ -563,7 +584,7 @@ class KVServer : public SimpleApp {
       // The usual handle answers with the request's own keys array; the
       // worker has those keys, so they need not travel back.
       std::lock_guard<std::mutex> lock(pull_keys_mu_);
-      auto it = pull_keys_.find({req.sender, req.customer_id, req.timestamp});
+      auto it = pull_keys_.find(std::make_tuple(req.sender, req.customer_id, req.timestamp));
       if (it != pull_keys_.end()) {
         msg.meta.keys_omitted = res.keys.data() == it->second.data() &&
                                 res.keys.size() == it->second.size() && !res.keys.empty();
@@ -588,6 +609,40 @@ class KVServer : public SimpleApp {
   }
 
  private:
+  // Libra's hot path, for float servers only (member templates, so that an
+  // explicit instantiation of KVServer<double> does not compile them).
+  template <typename V = Val>
+  typename std::enable_if<!std::is_same<V, float>::value>::type CreateHotPath() {}
+  template <typename V = Val>
+  typename std::enable_if<std::is_same<V, float>::value>::type CreateHotPath() {
+    hot_ = hot_path_hooks::CreateServer([this](const ServerHotPath::Request& r) {
+      KVMeta meta;
+      meta.cmd = 0;
+      meta.push = r.push;
+      meta.pull = !r.push;
+      meta.sender = -1;
+      meta.timestamp = r.timestamp;
+      meta.customer_id = 0;
+      meta.num_merged = r.num_merged;
+      meta.from_switch = true;
+      KVPairs<Val> data;
+      data.keys = r.keys;
+      if (r.push) {
+        data.vals = r.vals;
+        data.lens = r.lens;
+      }
+      HandleRequest(meta, data);
+    });
+  }
+  template <typename V = Val>
+  typename std::enable_if<!std::is_same<V, float>::value>::type HotResponse(int, const SArray<V>&) {
+  }
+  template <typename V = Val>
+  typename std::enable_if<std::is_same<V, float>::value>::type HotResponse(int timestamp,
+                                                                           const SArray<V>& vals) {
+    if (hot_) hot_->OnResponse(timestamp, vals);
+  }
+
   void Process(const Message& msg) {
     if (msg.meta.simple_app) {
       SimpleApp::Process(msg);
@@ -610,7 +665,7 @@ class KVServer : public SimpleApp {
     }
     if (meta.pull) {
       std::lock_guard<std::mutex> lock(pull_keys_mu_);
-      pull_keys_[{meta.sender, meta.customer_id, meta.timestamp}] = data.keys;
+      pull_keys_[std::make_tuple(meta.sender, meta.customer_id, meta.timestamp)] = data.keys;
     }
     HandleRequest(meta, data);
   }

@@ -24,7 +24,7 @@ inline int MyRank() { return Postoffice::Get()->my_rank(); }
 // The exit status of a node that cannot start: a DMLC_*, PS_* or LIBRA_*
 // variable is missing or malformed (DMLC_ROLE=foo, DMLC_PS_ROOT_PORT=70000,
 // an unknown host...), or its port cannot be bound. EX_CONFIG of <sysexits.h>.
-inline constexpr int kStartFailedExitStatus = 78;
+static const int kStartFailedExitStatus = 78;
 
 namespace internal {
 // Postoffice::Start, or, if it throws (a bad setting), exit with

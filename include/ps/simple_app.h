@@ -2,6 +2,8 @@
 // nodes. KVWorker and KVServer build on it.
 #pragma once
 
+#include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -23,8 +25,12 @@ struct SimpleData {
 
 class SimpleApp {
  public:
-  // The handler of requests and responses. By default a request is answered
-  // with an empty body and a response is ignored.
+  // The handler of requests and responses. A request that arrives before the
+  // application has set its request handle waits for it (a program sets its
+  // handle after the constructor, while requests may already be arriving).
+  // An application that never sets one gets the default, which answers with
+  // an empty body, from the moment the node calls Finalize or the app is
+  // destroyed; until then its requests wait. A response is ignored by default.
   using Handle = std::function<void(const SimpleData& recved, SimpleApp* app)>;
 
   // On servers and the scheduler messages reach a customer whose id is its
@@ -32,8 +38,10 @@ class SimpleApp {
   explicit SimpleApp(int app_id) : SimpleApp(app_id, app_id) {}
   SimpleApp(int app_id, int customer_id) : SimpleApp() {
     obj_ = new Customer(app_id, customer_id, [this](const Message& m) { Process(m); });
+    obj_->set_finalize_handle([this] { UseDefaultRequestHandle(); });
   }
   virtual ~SimpleApp() {
+    UseDefaultRequestHandle();
     delete obj_;
     obj_ = nullptr;
   }
@@ -66,7 +74,9 @@ class SimpleApp {
     msg.meta.timestamp = recv_req.timestamp;
     msg.meta.request = false;
     msg.meta.simple_app = true;
-    msg.meta.app_id = obj_->app_id();
+    // Not obj_->app_id(): a handle may answer a request (one parked before
+    // the app existed) while the constructor is still creating obj_.
+    msg.meta.app_id = app_id_ != Meta::kEmpty ? app_id_.load() : obj_->app_id();
     msg.meta.customer_id = recv_req.customer_id;
     msg.meta.recver = recv_req.sender;
     Postoffice::Get()->van()->Send(msg);
@@ -76,8 +86,12 @@ class SimpleApp {
   // already running), hence the lock.
   virtual void set_request_handle(const Handle& request_handle) {
     CHECK(request_handle) << "invalid request handle";
-    std::lock_guard<std::mutex> lock(handle_mu_);
-    request_handle_ = request_handle;
+    {
+      std::lock_guard<std::mutex> lock(handle_mu_);
+      request_handle_ = request_handle;
+      request_handle_set_ = true;
+    }
+    handle_set_.notify_all();
   }
   virtual void set_response_handle(const Handle& response_handle) {
     CHECK(response_handle) << "invalid response handle";
@@ -88,23 +102,44 @@ class SimpleApp {
   virtual Customer* get_customer() { return obj_; }
 
  protected:
+  // Subclasses create obj_ themselves (and call obj_->set_finalize_handle as
+  // above if they keep SimpleApp's request handling).
   SimpleApp() {
     request_handle_ = [](const SimpleData& recved, SimpleApp* app) { app->Response(recved); };
     response_handle_ = [](const SimpleData&, SimpleApp*) {};
   }
 
   virtual void Process(const Message& msg) {
+    app_id_ = msg.meta.app_id;  // the customer's: messages reach it by app id
     SimpleData recv{msg.meta.head, msg.meta.body, msg.meta.sender, msg.meta.timestamp,
                     msg.meta.customer_id};
     // Called under the lock, not copied: a handle may carry state.
-    std::lock_guard<std::mutex> lock(handle_mu_);
-    (msg.meta.request ? request_handle_ : response_handle_)(recv, this);
+    std::unique_lock<std::mutex> lock(handle_mu_);
+    if (msg.meta.request) {
+      handle_set_.wait(lock, [this] { return request_handle_set_; });
+      request_handle_(recv, this);
+    } else {
+      response_handle_(recv, this);
+    }
+  }
+
+  // Requests stop waiting for the application's handle: the one set so far
+  // (the default if none) answers them. Finalize and the destructors call it.
+  void UseDefaultRequestHandle() {
+    {
+      std::lock_guard<std::mutex> lock(handle_mu_);
+      request_handle_set_ = true;
+    }
+    handle_set_.notify_all();
   }
 
   Customer* obj_ = nullptr;
 
  private:
+  std::atomic<int> app_id_{Meta::kEmpty};  // of the messages this app received
   std::mutex handle_mu_;
+  std::condition_variable handle_set_;
+  bool request_handle_set_ = false;
   Handle request_handle_;
   Handle response_handle_;
 };

@@ -46,6 +46,20 @@ void Customer::AddResponse(int timestamp, int num) {
   tracker_cond_.notify_all();
 }
 
+void Customer::set_finalize_handle(const std::function<void()>& handle) {
+  std::lock_guard<std::mutex> lock(finalize_mu_);
+  finalize_handle_ = handle;
+}
+
+void Customer::OnFinalize() {
+  std::function<void()> handle;
+  {
+    std::lock_guard<std::mutex> lock(finalize_mu_);
+    handle = finalize_handle_;
+  }
+  if (handle) handle();
+}
+
 void Customer::Receiving() {
   while (true) {
     Message msg;

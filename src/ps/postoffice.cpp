@@ -54,13 +54,22 @@ const Postoffice::JobEnvironment& Postoffice::Env() {
 void Postoffice::Start(int customer_id, const char* /*argv0*/, bool do_barrier) {
   {
     std::lock_guard<std::mutex> lock(start_mu_);
-    if (!van_started_) {
+    if (!van_) {
       Env();
       TuneAllocatorForLargeMessages();  // before ZeroMQ starts its I/O threads
       const char* type = Environment::Get()->find("DMLC_PS_VAN_TYPE");
       bool local = Environment::Get()->IntOr("DMLC_LOCAL", 0, 0, 1) == 1;
       van_ = std::make_unique<Van>(CreateTransport(type ? type : "zmq", local));
       van_->Start();
+    }
+  }
+  // Not under the lock: the customers of a worker that are workers register
+  // from their own threads, and the job is complete only once all have.
+  van_->Register(customer_id);
+  van_->WaitUntilReady();
+  {
+    std::lock_guard<std::mutex> lock(start_mu_);
+    if (!van_started_) {
       van_started_ = true;
       hot_path_hooks::OnStart();
     }
@@ -70,6 +79,12 @@ void Postoffice::Start(int customer_id, const char* /*argv0*/, bool do_barrier) 
 }
 
 void Postoffice::Finalize(int customer_id, bool do_barrier) {
+  if (customer_id == 0) {
+    // Requests that wait for a handle the application never set get the
+    // default now (simple_app.h); the others' barrier may wait for them.
+    std::lock_guard<std::mutex> lock(customers_mu_);
+    for (const auto& [key, customer] : customers_) customer->OnFinalize();
+  }
   // Libra: a worker waits until the servers applied all it pushed.
   if (customer_id == 0) hot_path_hooks::BeforeFinalBarrier();
   if (do_barrier) Barrier(customer_id, kWorkerGroup + kServerGroup + kScheduler);
@@ -129,9 +144,10 @@ void Postoffice::Barrier(int customer_id, int node_group) {
   if (GetNodeIDs(node_group).size() <= 1) return;
   int role_group = is_scheduler() ? kScheduler : is_server() ? kServerGroup : kWorkerGroup;
   CHECK(node_group & role_group) << "this node is not in barrier group " << node_group;
+  uint64_t released;
   {
     std::lock_guard<std::mutex> lock(barrier_mu_);
-    barrier_done_[customer_id] = false;
+    released = barriers_released_[node_group];
   }
   Message req;
   req.meta.recver = kScheduler;
@@ -141,14 +157,16 @@ void Postoffice::Barrier(int customer_id, int node_group) {
   req.meta.control.cmd = Control::BARRIER;
   req.meta.control.barrier_group = node_group;
   van_->Send(req);
+  // The scheduler releases it only once this request is counted, so the
+  // release to wait for is the next one of the group.
   std::unique_lock<std::mutex> lock(barrier_mu_);
-  barrier_cond_.wait(lock, [this, customer_id] { return barrier_done_[customer_id]; });
+  barrier_cond_.wait(lock, [&] { return barriers_released_[node_group] > released; });
 }
 
-void Postoffice::ReleaseBarrier(int customer_id) {
+void Postoffice::ReleaseBarrier(int node_group) {
   {
     std::lock_guard<std::mutex> lock(barrier_mu_);
-    barrier_done_[customer_id] = true;
+    ++barriers_released_[node_group];
   }
   barrier_cond_.notify_all();
 }

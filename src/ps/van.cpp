@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <set>
 
 #include "ps/internal/env.h"
 #include "ps/internal/postoffice.h"
@@ -83,17 +84,32 @@ void Van::Start() {
   transport_->Connect(scheduler_);
   scheduler_last_heard_ = Clock::now();
   receiver_thread_ = std::thread(&Van::Receiving, this);
-
-  if (!po->is_scheduler()) {
-    Message msg;
-    msg.meta.recver = kScheduler;
-    msg.meta.request = true;
-    msg.meta.control.cmd = Control::ADD_NODE;
-    msg.meta.control.node.push_back(my_node_);
-    Send(msg);
-  }
   if (po->verbose()) LOG(INFO) << "started " << my_node_.ShortDebugString();
+}
 
+// As in PS-lite, every customer of a worker that calls Start registers as a
+// worker of its own (a process may so be several workers); a server
+// registers once.
+void Van::Register(int customer_id) {
+  Postoffice* po = Postoffice::Get();
+  if (po->is_scheduler()) return;
+  {
+    std::lock_guard<std::mutex> lock(nodes_mu_);
+    if (ready_) return;  // the job is complete: a later Start is only a barrier
+    if (po->is_server() && !registered_customers_.empty()) return;
+    if (!registered_customers_.insert(customer_id).second) return;
+  }
+  Message msg;
+  msg.meta.recver = kScheduler;
+  msg.meta.request = true;
+  msg.meta.customer_id = customer_id;
+  msg.meta.control.cmd = Control::ADD_NODE;
+  msg.meta.control.node.push_back(my_node_);
+  Send(msg);
+}
+
+void Van::WaitUntilReady() {
+  Postoffice* po = Postoffice::Get();
   {
     std::unique_lock<std::mutex> lock(nodes_mu_);
     bool ok = ready_cond_.wait_for(lock, std::chrono::seconds(start_timeout_s_),
@@ -109,8 +125,10 @@ void Van::Start() {
           std::to_string(scheduler_.port) + " to register all nodes");
     }
   }
-  heartbeat_thread_ =
-      std::thread(po->is_scheduler() ? &Van::WatchHeartbeats : &Van::Heartbeating, this);
+  std::call_once(heartbeat_once_, [this, po] {
+    heartbeat_thread_ =
+        std::thread(po->is_scheduler() ? &Van::WatchHeartbeats : &Van::Heartbeating, this);
+  });
 }
 
 void Van::Stop() {
@@ -192,7 +210,9 @@ void Van::Receiving() {
 
 // Scheduler: collects registrations; once every node is in, assigns ids
 // (by LIBRA_RANK when every node of a role gave a distinct one, otherwise in
-// arrival order) and sends the full node list to everyone.
+// arrival order) and sends the full node list to every process. Several
+// registrations from one process (customers as workers) are one process: the
+// first id is the process's, the others share its address.
 void Van::SchedulerAddNode(const Message& msg) {
   Postoffice* po = Postoffice::Get();
   std::lock_guard<std::mutex> lock(nodes_mu_);
@@ -232,6 +252,13 @@ void Van::SchedulerAddNode(const Message& msg) {
     }
   }
 
+  std::set<std::string> processes;
+  for (const Node& n : all) {
+    const std::string address =
+        std::to_string(n.role) + " " + n.hostname + ":" + std::to_string(n.port);
+    if (n.id != kScheduler && !processes.insert(address).second) shared_ids_.insert(n.id);
+  }
+
   Message reply;
   reply.meta.request = false;
   reply.meta.control.cmd = Control::ADD_NODE;
@@ -243,11 +270,11 @@ void Van::SchedulerAddNode(const Message& msg) {
       nodes_[n.id] = n;
       if (n.id == kScheduler) continue;
       transport_->Connect(n);
-      last_heard_[n.id] = now;
+      if (!shared_ids_.count(n.id)) last_heard_[n.id] = now;  // the process heartbeats
     }
   }
   for (const Node& n : all) {
-    if (n.id == kScheduler) continue;
+    if (n.id == kScheduler || shared_ids_.count(n.id)) continue;
     reply.meta.recver = n.id;
     Send(reply);
   }
@@ -257,12 +284,15 @@ void Van::SchedulerAddNode(const Message& msg) {
 }
 
 // Worker or server: learns its id and every other node from the scheduler.
+// A process that registered several workers has several ids; its own is the
+// first (the others are its customers' as workers).
 void Van::HandleAddNode(const Message& msg) {
   std::lock_guard<std::mutex> lock(nodes_mu_);
   if (ready_) return;
   for (const Node& n : msg.meta.control.node) {
     nodes_[n.id] = n;
-    if (n.hostname == my_node_.hostname && n.port == my_node_.port && n.role == my_node_.role) {
+    if (n.hostname == my_node_.hostname && n.port == my_node_.port && n.role == my_node_.role &&
+        (my_node_.id == Node::kEmpty || n.id < my_node_.id)) {
       my_node_.id = n.id;
     }
   }
@@ -275,14 +305,18 @@ void Van::HandleAddNode(const Message& msg) {
   ready_cond_.notify_all();
 }
 
+// Scheduler: a barrier of a group is complete when it has as many requests
+// as the group has members (as in PS-lite, whichever customer sent them: a
+// process that is several workers sends one per worker); the release goes
+// once to every process of the group.
 void Van::HandleBarrier(const Message& msg) {
+  int group = msg.meta.control.barrier_group;
   if (!msg.meta.request) {
-    Postoffice::Get()->ReleaseBarrier(msg.meta.customer_id);
+    Postoffice::Get()->ReleaseBarrier(group);
     return;
   }
-  int group = msg.meta.control.barrier_group;
   const std::vector<int>& members = Postoffice::Get()->GetNodeIDs(group);
-  int& count = barrier_count_[{group, msg.meta.customer_id}];
+  int& count = barrier_count_[group];
   if (++count < static_cast<int>(members.size())) return;
   count = 0;
   Message release;
@@ -292,6 +326,7 @@ void Van::HandleBarrier(const Message& msg) {
   release.meta.control.cmd = Control::BARRIER;
   release.meta.control.barrier_group = group;
   for (int id : members) {
+    if (shared_ids_.count(id)) continue;  // that process has its release already
     release.meta.recver = id;
     Send(release);
   }

@@ -71,6 +71,83 @@ TEST(Compatibility, ClassicPsLiteProgramShape) {
   EXPECT_EQ(CountOccurrences(r.output, "PASS classic"), 3) << r.output;
 }
 
+// PS-lite's helper headers and calls (dmlc/logging.h, GetEnv, PS_VLOG,
+// ParallelSort, ParallelOrderedMatch, ThreadsafePQueue, is_recovery, errors
+// caught as dmlc::Error) in a C++11 program on every node of a job.
+TEST(Compatibility, PsLiteHelperHeadersAndCalls) {
+  CommandResult r = RunCommand("LIBRA_COMPAT_RATE=0.25 " + std::string(LIBRA_BIN) +
+                               " launch --timeout 60 -s 2 -w 2 -- " + PSLITE_COMPAT_PROGRAM);
+  EXPECT_EQ(r.status, 0) << r.output;
+}
+
+// Customers as workers (PS-lite's test_kv_app_multi_workers): worker
+// processes whose customers each call Start(c) and count as workers, so
+// DMLC_NUM_WORKER is processes x customers (multi_worker_program.cpp).
+struct MultiWorkerCase {
+  int servers;
+  int worker_processes;
+  int customers;
+};
+
+class CustomersAsWorkers : public testing::TestWithParam<MultiWorkerCase> {};
+
+TEST_P(CustomersAsWorkers, EachCustomerIsAWorker) {
+  const MultiWorkerCase& c = GetParam();
+  libra::LocalJob job;
+  job.num_servers = c.servers;
+  job.num_workers = c.worker_processes;
+  job.command = {MULTI_WORKER_PROGRAM, std::to_string(c.customers)};
+  std::vector<libra::ProcessSpec> processes = libra::LocalJobProcesses(job);
+  for (libra::ProcessSpec& p : processes) {
+    p.env["DMLC_NUM_WORKER"] = std::to_string(c.worker_processes * c.customers);
+    p.env["PS_START_TIMEOUT"] = "20";
+  }
+  std::ostringstream output;
+  libra::RunOptions options;
+  options.timeout_s = 60;
+  options.output = &output;
+  EXPECT_EQ(libra::RunProcesses(processes, options, nullptr), 0) << output.str();
+}
+
+INSTANTIATE_TEST_SUITE_P(Runtime, CustomersAsWorkers,
+                         testing::Values(MultiWorkerCase{1, 1, 2}, MultiWorkerCase{2, 1, 2},
+                                         MultiWorkerCase{2, 2, 2}, MultiWorkerCase{1, 2, 3}),
+                         [](const testing::TestParamInfo<MultiWorkerCase>& info) {
+                           return std::to_string(info.param.servers) + "s" +
+                                  std::to_string(info.param.worker_processes) + "x" +
+                                  std::to_string(info.param.customers) + "w";
+                         });
+
+// SimpleApp requests that reach a node before its app exists, or before the
+// app has set its request handle, wait for the handle and never meet the
+// default one (simple_app_program.cpp). Repeated, over TCP and ipc, since
+// the crash this replaces was a race.
+TEST(SimpleAppEarlyRequests, WaitForTheApplicationsHandle) {
+  for (int run = 0; run < 20; ++run) {
+    const bool local = run % 2 == 1;
+    CommandResult r =
+        RunCommand(std::string(local ? "DMLC_LOCAL=1 " : "") + LIBRA_BIN +
+                   " launch --timeout 60 -s 2 -w 2 -- " + SIMPLE_APP_PROGRAM + " handle");
+    ASSERT_EQ(r.status, 0) << "run " << run << (local ? " (ipc)" : " (tcp)") << "\n" << r.output;
+  }
+}
+
+// An app whose handle is set before its customer exists (Libra's control
+// apps) may answer a parked request before its constructor has set obj_.
+TEST(SimpleAppEarlyRequests, AnAppMayAnswerBeforeItsConstructorEnds) {
+  CommandResult r = RunCommand(std::string(LIBRA_BIN) + " launch --timeout 60 -s 2 -w 2 -- " +
+                               SIMPLE_APP_PROGRAM + " subclass");
+  EXPECT_EQ(r.status, 0) << r.output;
+}
+
+// An app that never sets a request handle answers with the default (an empty
+// body) once its node calls Finalize.
+TEST(SimpleAppEarlyRequests, WithoutAHandleTheDefaultAnswersAtFinalize) {
+  CommandResult r = RunCommand(std::string(LIBRA_BIN) + " launch --timeout 60 -s 2 -w 2 -- " +
+                               SIMPLE_APP_PROGRAM + " default");
+  EXPECT_EQ(r.status, 0) << r.output;
+}
+
 TEST(Launch, FailingProcessStopsTheOthers) {
   // Workers run `false`; the launcher must report it and not wait for the rest.
   auto start = std::chrono::steady_clock::now();

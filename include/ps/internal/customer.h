@@ -40,12 +40,19 @@ class Customer {
   // Called by the Van's receiving thread.
   void Accept(const Message& recved) { queue_.Push(recved); }
 
+  // `handle` runs when this node begins Postoffice::Finalize: SimpleApp's
+  // requests that still wait for the application's handle take the default.
+  void set_finalize_handle(const std::function<void()>& handle);
+  void OnFinalize();
+
  private:
   void Receiving();
 
   int app_id_;
   int customer_id_;
   RecvHandle recv_handle_;
+  std::mutex finalize_mu_;
+  std::function<void()> finalize_handle_;
   ThreadsafeQueue<Message> queue_;
   std::thread recv_thread_;
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "ps/sarray.h"
@@ -28,38 +29,40 @@ enum class DataType : int8_t {
   kOther
 };
 
+// The tag of element type V (kOther for any type not listed).
+template <typename V>
+struct DataTypeOf {
+  static constexpr DataType value = DataType::kOther;
+};
+#define PS_DATA_TYPE_OF(type, tag)                   \
+  template <>                                        \
+  struct DataTypeOf<type> {                          \
+    static constexpr DataType value = DataType::tag; \
+  }
+PS_DATA_TYPE_OF(char, kChar);
+PS_DATA_TYPE_OF(int8_t, kInt8);
+PS_DATA_TYPE_OF(int16_t, kInt16);
+PS_DATA_TYPE_OF(int32_t, kInt32);
+PS_DATA_TYPE_OF(int64_t, kInt64);
+PS_DATA_TYPE_OF(uint8_t, kUInt8);
+PS_DATA_TYPE_OF(uint16_t, kUInt16);
+PS_DATA_TYPE_OF(uint32_t, kUInt32);
+PS_DATA_TYPE_OF(uint64_t, kUInt64);
+PS_DATA_TYPE_OF(float, kFloat);
+PS_DATA_TYPE_OF(double, kDouble);
+#undef PS_DATA_TYPE_OF
+
 template <typename V>
 constexpr DataType GetDataType() {
-  if constexpr (std::is_same_v<V, char>)
-    return DataType::kChar;
-  else if constexpr (std::is_same_v<V, int8_t>)
-    return DataType::kInt8;
-  else if constexpr (std::is_same_v<V, int16_t>)
-    return DataType::kInt16;
-  else if constexpr (std::is_same_v<V, int32_t>)
-    return DataType::kInt32;
-  else if constexpr (std::is_same_v<V, int64_t>)
-    return DataType::kInt64;
-  else if constexpr (std::is_same_v<V, uint8_t>)
-    return DataType::kUInt8;
-  else if constexpr (std::is_same_v<V, uint16_t>)
-    return DataType::kUInt16;
-  else if constexpr (std::is_same_v<V, uint32_t>)
-    return DataType::kUInt32;
-  else if constexpr (std::is_same_v<V, uint64_t>)
-    return DataType::kUInt64;
-  else if constexpr (std::is_same_v<V, float>)
-    return DataType::kFloat;
-  else if constexpr (std::is_same_v<V, double>)
-    return DataType::kDouble;
-  else
-    return DataType::kOther;
+  return DataTypeOf<V>::value;
 }
 
 // A process of the job.
 struct Node {
   enum Role : int { SERVER = 0, WORKER = 1, SCHEDULER = 2 };
-  static constexpr int kEmpty = -1;
+  // An enumerator, not a static member: C++11 code may bind it to a
+  // reference (CHECK_NE) without needing a definition.
+  enum : int { kEmpty = -1 };
 
   Role role = SERVER;
   int id = kEmpty;         // assigned by the scheduler
@@ -92,7 +95,7 @@ struct Control {
 };
 
 struct Meta {
-  static constexpr int kEmpty = -1;
+  enum : int { kEmpty = -1 };
 
   int head = kEmpty;  // application-defined command (KV cmd, SimpleApp head)
   int app_id = kEmpty;
@@ -108,7 +111,10 @@ struct Meta {
   // not sent back (the worker still has it), which halves a pull's bytes.
   bool keys_omitted = false;
   int num_merged = 1;  // Libra: how many workers' gradients this push sums
-  std::string body;    // SimpleApp payload, or a control message's text
+  // The request's priority (KVPairs::priority), as in PS-lite; it orders a
+  // ThreadsafePQueue. Not sent: Libra's van sends in the order of Send calls.
+  int priority = 0;
+  std::string body;  // SimpleApp payload, or a control message's text
   std::vector<DataType> data_type;
   Control control;
 };

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -23,8 +24,10 @@ class Postoffice {
 
   Van* van() { return van_.get(); }
 
-  // Starts the van on the first call (reading the DMLC_* environment), then
-  // optionally waits at a barrier of all nodes.
+  // Starts the van on the first call (reading the DMLC_* environment). On a
+  // worker, each customer that calls Start is a worker of the job (PS-lite's
+  // customers as workers: DMLC_NUM_WORKER counts them); waits until every
+  // node registered, then optionally at a barrier of all nodes.
   void Start(int customer_id, const char* argv0, bool do_barrier);
   // Optionally waits at a barrier of all nodes; the call for customer 0
   // runs the exit callback and stops the van.
@@ -57,12 +60,17 @@ class Postoffice {
   bool is_server() { return Env().is_server; }
   bool is_scheduler() { return Env().is_scheduler; }
   int verbose() { return Env().verbose; }
+  // Whether this node replaces a dead one. Never: Libra stops the job when a
+  // node dies (docs/runtime.md), so no node joins a running job.
+  bool is_recovery() const { return false; }
 
-  // Blocks until every node of `node_group` has called Barrier with the same
-  // customer id.
+  // Blocks until every node of `node_group` has called Barrier (as in
+  // PS-lite, counted per group whatever the customer: a process whose
+  // customers are workers calls it once per customer).
   void Barrier(int customer_id, int node_group);
-  // Called by the van when the scheduler releases a barrier.
-  void ReleaseBarrier(int customer_id);
+  // Called by the van when the scheduler releases a barrier of the group:
+  // every customer waiting in it goes on.
+  void ReleaseBarrier(int node_group);
 
  private:
   Postoffice() = default;
@@ -96,9 +104,13 @@ class Postoffice {
 
   std::mutex barrier_mu_;
   std::condition_variable barrier_cond_;
-  std::map<int, bool> barrier_done_;  // per customer id
+  std::map<int, uint64_t> barriers_released_;  // per group
 
   Callback exit_callback_;
 };
 
 }  // namespace ps
+
+// LOG(INFO) when PS_VERBOSE is at least v; the message is not even built
+// otherwise.
+#define PS_VLOG(v) LOG_IF(INFO, (v) <= ::ps::Postoffice::Get()->verbose())

@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <unordered_map>
 
@@ -30,8 +31,13 @@ class Van {
   explicit Van(std::unique_ptr<Transport> transport);
   ~Van();
 
-  // Binds, registers with the scheduler and blocks until every node is known.
+  // Binds and starts receiving.
   void Start();
+  // Registers with the scheduler: on a worker once per customer that calls
+  // Start (each is a worker, as in PS-lite), on a server once.
+  void Register(int customer_id);
+  // Blocks until every node is known (then heartbeats start).
+  void WaitUntilReady();
   // Says goodbye to the scheduler and stops all threads.
   void Stop();
 
@@ -70,14 +76,18 @@ class Van {
   std::atomic<bool> stopping_{false};
   std::thread receiver_thread_;
   std::thread heartbeat_thread_;
+  std::once_flag heartbeat_once_;
 
   mutable std::mutex nodes_mu_;
   std::condition_variable ready_cond_;
   std::unordered_map<int, Node> nodes_;      // id -> node, all registered nodes
   std::vector<Node> pending_registrations_;  // scheduler, before all arrived
 
-  // Scheduler: barrier counts per (group, customer); when each node was last heard.
-  std::map<std::pair<int, int>, int> barrier_count_;
+  std::set<int> registered_customers_;  // worker: customers registered as workers
+  // Scheduler: ids that share a process with a lower id (customers as workers).
+  std::set<int> shared_ids_;
+  // Scheduler: barrier requests per group; when each process was last heard.
+  std::map<int, int> barrier_count_;
   std::mutex heartbeat_mu_;
   std::condition_variable heartbeat_cond_;
   std::unordered_map<int, std::chrono::steady_clock::time_point> last_heard_;
