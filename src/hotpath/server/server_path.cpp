@@ -486,6 +486,8 @@ class ServerPathImpl final : public ps::ServerHotPath {
   }
 
   Handle handle_;
+  // Lock order: switching_mu_, then mu_ (a change of path takes both);
+  // live_mu (the process's bridge, for WaitUntilServerApplied) is taken alone.
   std::mutex switching_mu_;  // one change between the switch and the fallback at a time
   std::mutex mu_;
   std::condition_variable answered_;

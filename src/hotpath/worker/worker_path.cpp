@@ -729,6 +729,10 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
   const ServerOf server_of_;
   int drain_id_ = 0;
 
+  // Lock order (outermost first): push_mu_, then the sender's own lock (its
+  // Push), then watch_mu_ (the sender's I/O thread reports a replica gap
+  // under it); push_mu_, then drain_mu_ (Push queues a task). WatchReplica
+  // and Drain let go of watch_mu_ and drain_mu_ before they take push_mu_.
   std::mutex push_mu_;  // epochs are numbered and handed to the sender in call order
   uint32_t next_epoch_ = 0;
   uint64_t epochs_pushed_ = 0;  // by this process (a resumed job starts at resume_epoch)
