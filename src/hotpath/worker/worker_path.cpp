@@ -13,12 +13,15 @@
 #include <unordered_set>
 
 #include "hot/hot_key_table.h"
+#include "hot/hot_switch_layout.h"
 #include "hotpath/messages/written_rows.h"
 #include "hotpath/node/hot_path_node.h"
 #include "hotpath/worker/hot_sender.h"
+#include "hotpath/worker/sampled_counts.h"
 #include "ps/internal/logging.h"
 #include "ps/internal/postoffice.h"
 #include "ps/internal/threadsafe_queue.h"
+#include "wire/pipeline_profile.h"
 
 namespace libra::hotpath {
 namespace {
@@ -192,12 +195,28 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
 
   // Sampling phase: what the controller needs to choose the hot set.
   void Count(const Parts& all) {
+    // A push of millions of keys: size the table once instead of rehashing
+    // it at every doubling, and fetch slots ahead of their use.
+    if (counts_.size() == 0 && all.keys.size() > 4096) {
+      counts_ = libra::hot::HotKeyTable<Sampled>(all.keys.size());
+    }
+    constexpr size_t kAhead = 8;
     for (size_t i = 0; i < all.keys.size(); ++i) {
+      if (i + kAhead < all.keys.size()) counts_.Prefetch(all.keys[i + kAhead]);
       Sampled& s = counts_.FindOrInsert(all.keys[i], Sampled{});
       ++s.updates;
       s.value_len = static_cast<uint32_t>(LengthOf(all, i));
     }
     for (float v : all.vals) max_abs_ = std::max(max_abs_, std::fabs(v));
+  }
+
+  // The most keys the controller can choose: one cell each, the switch's
+  // cells (or LIBRA_CAPACITY's, if fewer).
+  uint64_t MostHotKeys() const {
+    const uint64_t cells = libra::hot::SwitchLayoutFor(libra::dataplane::PipelineProfile::Tofino1(),
+                                                       ps::Postoffice::Get()->num_workers())
+                               .capacity();
+    return Config().capacity_cells > 0 ? std::min(cells, Config().capacity_cells) : cells;
   }
 
   void Join(const Parts& all, uint32_t epoch) {
@@ -209,12 +228,14 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     join.rank = static_cast<uint32_t>(ps::Postoffice::Get()->my_rank());
     join.address = node_->ReserveUdpEndpoint();
     join.max_abs_value = max_abs_;
+    std::vector<KeyCount> counted;
     counts_.ForEach([&](ps::Key key, const Sampled& s) {
-      join.counts.push_back({key, s.value_len, s.updates, 0});
+      counted.push_back({key, s.value_len, s.updates, 0});
     });
     counts_.Clear();
-    std::sort(join.counts.begin(), join.counts.end(),
-              [](const KeyCount& a, const KeyCount& b) { return a.key < b.key; });
+    keys_counted_ = counted.size();
+    join.counts = HeaviestCounts(std::move(counted), MostHotKeys());
+    keys_sent_ = join.counts.size();
     ps::SArray<ps::Key> keys;
     for (const KeyCount& c : join.counts) keys.push_back(c.key);
     const std::vector<uint32_t> servers = server_of_(keys);
@@ -680,6 +701,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
   nlohmann::json Report() {
     std::lock_guard<std::mutex> lock(push_mu_);
     nlohmann::json out = {{"role", "worker"},
+                          {"sampled_keys", {{"counted", keys_counted_}, {"sent", keys_sent_}}},
                           {"epochs_hot", epochs_hot_},
                           {"hot_values_pushed", hot_values_},
                           {"cold_values_pushed", cold_values_},
@@ -739,6 +761,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
   bool joined_ = false;
   uint32_t last_pushed_ = 0;
   libra::hot::HotKeyTable<Sampled> counts_;
+  uint64_t keys_counted_ = 0, keys_sent_ = 0;  // distinct keys sampled; of them in the JOIN
   float max_abs_ = 0;
   std::shared_ptr<const libra::hot::HotSet> hot_set_;  // null: the plain path
   std::vector<uint32_t> key_owners_;                   // server of each hot key (hot-set order)
