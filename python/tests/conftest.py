@@ -30,7 +30,8 @@ def launch(mode, servers=1, workers=2, switch=False, script="job.py", args=(), t
         # The hot path from the second push on, with every sampled key hot:
         # by default the cost model may keep a loopback job plain.
         cmd += ["--local-switch", "--sample-epochs", "1", "--capacity", "0"]
-    cmd += ["--", python(), os.path.join(HERE, script), mode, *args]
+    cmd += ["--", python(), os.path.normpath(os.path.join(HERE, script))]
+    cmd += ([mode] if mode else []) + list(args)
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                           timeout=timeout + 30)
     return proc.returncode, proc.stdout
