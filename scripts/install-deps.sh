@@ -11,6 +11,8 @@ PACKAGES=(
   libeigen3-dev                     # small dense MLP of DeepFM
   clang clang-format libclang-rt-14-dev   # libFuzzer targets, style
   python3 python3-matplotlib        # figures
+  pybind11-dev python3-pybind11 python3-dev   # the Python module (python/, for /usr/bin/python3)
+  python3-numpy python3-pytest python3-torch  # its tests; torch for tensors and the example
   iproute2 nftables                 # network namespaces, shaped links, injected loss
   liblinear-tools                   # reference solver for the LR quality check
   procps psmisc
