@@ -15,7 +15,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 
 def label(c):
-    return f"{c['workload']}\n{c['model']} N={c['workers']} M={c['servers']}"
+    rate = f" {c['rate_mbit']:g} Mbit/s" if "rate_mbit" in c else ""
+    return f"{c['workload']}\n{c['model']} N={c['workers']} M={c['servers']}{rate}"
 
 
 def server_bytes(run):
@@ -35,7 +36,8 @@ def main():
     names = [label(c) for c in configs]
     x = range(len(configs))
     width = 0.4
-    rate = report["options"]["rate_mbit"]
+    rates = report["options"]["rate_mbit"]
+    rates = rates if isinstance(rates, list) else [rates]
 
     fig, ax = plt.subplots(figsize=(max(6, 1.1 * len(configs)), 4.5))
     ax.bar([i - width / 2 for i in x], [c["speedup"] for c in configs], width, label="measured")
@@ -45,7 +47,7 @@ def main():
     ax.set_xticks(list(x))
     ax.set_xticklabels(names, fontsize=7)
     ax.set_ylabel("Libra samples/s over plain PS")
-    ax.set_title(f"libra bench cluster: {rate:g} Mbit/s host links")
+    ax.set_title("libra bench cluster: %s Mbit/s host links" % ", ".join("%g" % r for r in rates))
     ax.legend()
     fig.tight_layout()
     fig.savefig(os.path.join(out_dir, "speedup.png"), dpi=120)

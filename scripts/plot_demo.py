@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Figures of a `libra demo` report: python3 plot_demo.py REPORT.json OUT_DIR.
 
-Writes log_loss.png (training and held-out log loss over time, both runs),
-server_bytes.png (bytes into the servers per iteration, both runs) and
-key_frequency.png (updates per key by rank, with the hot-set cut-off).
+Writes log_loss.png (training and held-out log loss over wall-clock time,
+both runs), server_bytes.png (bytes into the servers per iteration, both
+runs), key_frequency.png (updates per key by rank, with the hot-set cut-off)
+and, after an emulated demo's sweep, sweep.png (speedup against link speed,
+with the bound, marking where the cost model turned the hot path off).
 """
 import json
 import os
@@ -29,9 +31,12 @@ def plot_log_loss(report, out):
         epochs = run.get("epochs", [])
         ax.plot([e.get("at_seconds", 0) for e in epochs], [e["test_log_loss"] for e in epochs],
                 "o--", color=color, label=label + ": held out, end of epoch")
-    ax.set_xlabel("seconds since training began")
+    ax.set_xlabel("seconds since training began (wall clock)")
     ax.set_ylabel("log loss")
-    ax.set_title("Log loss over time")
+    where = ("%g Mbit/s emulated links" % report["rate_mbit"]
+             if report.get("network") == "emulated" else "loopback")
+    speedup = report.get("speedup")
+    ax.set_title("Log loss over time, %s%s" % (where, ", Libra %.2fx" % speedup if speedup else ""))
     ax.legend()
     ax.grid(alpha=0.3)
     fig.tight_layout()
@@ -95,6 +100,38 @@ def plot_key_frequency(report, out):
     plt.close(fig)
 
 
+def plot_sweep(report, out):
+    points = sorted(report.get("sweep") or [], key=lambda p: p["rate_mbit"])
+    if not points:
+        return
+    rates = [p["rate_mbit"] for p in points]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.plot(rates, [p["speedup"] for p in points], "o-", color="tab:orange",
+            label="measured: Libra samples/s over plain PS")
+    ax.plot(rates, [p.get("bound", 1.0) for p in points], "s--", color="tab:gray",
+            label="bound (hot share, N, M)")
+    if any("bound_with_overlap" in p for p in points):
+        ax.plot(rates, [p.get("bound_with_overlap", 1.0) for p in points], "^:", color="tab:green",
+                label="bound with measured overlap")
+    off = [p for p in points if not p.get("hot_path_on")]
+    if off:
+        ax.scatter([p["rate_mbit"] for p in off], [p["speedup"] for p in off], s=160,
+                   facecolors="none", edgecolors="tab:red", linewidths=1.5, zorder=3,
+                   label="cost model: no hot set pays (Libra runs plain)")
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xscale("log")
+    ax.set_xticks(rates)
+    ax.set_xticklabels(["%g" % r for r in rates])
+    ax.set_xlabel("host link speed (Mbit/s, each direction)")
+    ax.set_ylabel("speedup")
+    ax.set_title("Speedup against link speed")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3, which="both")
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "sweep.png"), dpi=120)
+    plt.close(fig)
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit("usage: plot_demo.py REPORT.json OUT_DIR")
@@ -105,6 +142,7 @@ def main():
     plot_log_loss(report, out)
     plot_server_bytes(report, out)
     plot_key_frequency(report, out)
+    plot_sweep(report, out)
 
 
 if __name__ == "__main__":

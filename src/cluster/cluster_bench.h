@@ -1,11 +1,12 @@
 // `libra bench cluster`: the same training with the plain parameter server
 // and with Libra on an emulated cluster (NetnsCluster: one namespace per
 // node, shaped links, switchd in the switch's namespace), over a matrix of
-// workloads, models, worker and server counts. For each configuration it
-// measures throughput, time to a target held-out loss, bytes on every
-// server link and CPU time of every process, and sets the measured speedup
-// beside the bound the hot-set coverage predicts (speedup_bound.h). Writes
-// a JSON report (and figures, through scripts/plot_cluster.py) to out_dir.
+// workloads, models, worker and server counts and link rates. For each
+// configuration it measures throughput, time to a target held-out loss,
+// bytes on every server link and CPU time of every process, and sets the
+// measured speedup beside the bound the hot-set coverage predicts
+// (speedup_bound.h). Each run is RunOnCluster (cluster_run.h). Writes a
+// JSON report (and figures, through scripts/plot_cluster.py) to out_dir.
 #pragma once
 
 #include <cstdint>
@@ -41,10 +42,16 @@ struct ClusterBenchOptions {
   uint64_t rows = 200'000;  // per data set (10% held out)
   uint32_t batch = 500;     // rows per worker per iteration
   uint32_t epochs = 2;
-  // Each direction of every host link. 20 Mbit/s keeps the links the
-  // bottleneck: at 40 the Libra runs (up to 11 processes and a software
-  // switch on 2 cores) used 1.4-1.8 cores on average (docs/PERFORMANCE.md).
-  double rate_mbit = 20;
+  // Each direction of every host link; every configuration runs at each
+  // rate. 20 Mbit/s keeps the links the bottleneck: at 40 the Libra runs (up
+  // to 11 processes and a software switch on 2 cores) used 1.4-1.8 cores on
+  // average (docs/PERFORMANCE.md).
+  std::vector<double> rate_mbit{20};
+  // "auto": of the workload's hot set, the prefix the cost model
+  // (hot/cost_model.h) predicts pays on these links, maybe none (then the
+  // Libra run is plain and says why); "forced": the workload's set as it
+  // is; a number: that many switch cells, forced.
+  std::string capacity = "auto";
   double loss_percent = 0;  // on every host's outgoing packets
   double target_loss = 0;   // held-out log loss to reach; 0: the plain run's final loss + 1e-4
   double run_timeout_s = 600;

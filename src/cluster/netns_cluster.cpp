@@ -215,6 +215,29 @@ uint64_t NetnsCluster::ShaperDrops(const std::string& ns, const std::string& dev
 
 bool NetnsCluster::HaveRoot() { return geteuid() == 0; }
 
+std::string NetnsCluster::WhyUnavailable(bool need_loss) {
+  if (!HaveRoot()) return "needs root, to create network namespaces and shape links with tc";
+  try {
+    RunOrThrow({"tc", "-V"});
+    RunOrThrow({"ip", "-V"});
+    if (need_loss) RunOrThrow({"nft", "--version"});
+  } catch (const std::exception& e) {
+    return std::string(e.what()) + " (install iproute2 and nftables)";
+  }
+  const std::string probe = "libra-" + std::to_string(getpid()) + "-probe";
+  try {
+    RunOrThrow({"ip", "netns", "add", probe});
+  } catch (const std::exception& e) {
+    return std::string("cannot create a network namespace: ") + e.what();
+  }
+  try {
+    RunOrThrow({"ip", "netns", "del", probe});
+  } catch (const std::exception&) {
+    // RemoveStale() takes it once this process is gone.
+  }
+  return "";
+}
+
 void NetnsCluster::RemoveStale() {
   std::string list;
   try {

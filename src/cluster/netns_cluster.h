@@ -65,6 +65,10 @@ class NetnsCluster {
 
   // True when this process may create namespaces (effective uid 0).
   static bool HaveRoot();
+  // "" when a cluster can be built here: root, the `ip` and `tc` commands
+  // (and `nft` with `need_loss`), and a namespace that can be made and
+  // removed; else one line saying what is missing.
+  static std::string WhyUnavailable(bool need_loss = false);
   // Removes the namespaces of earlier runs whose process is gone.
   static void RemoveStale();
 

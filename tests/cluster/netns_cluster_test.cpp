@@ -89,11 +89,12 @@ TEST(ClusterBenchTest, TrainsPlainAndLibraOnTheClusterAndCleansUp) {
       std::filesystem::temp_directory_path() / ("libra-cluster-test-" + std::to_string(getpid()));
   const auto namespaces = [] { return RunCommand("ip netns list | grep -c '^libra-'").output; };
   const std::string namespaces_before = namespaces();
-  const auto r = RunCommand(std::string(LIBRA_BIN) +
-                            " bench cluster --workloads paper-30k --models lr --workers 2 "
-                            "--servers 1 --rows 20000 --epochs 1 --batch 500 --rate-mbit 200 "
-                            "--run-timeout 120 --out " +
-                            out.string());
+  const auto r = RunCommand(
+      std::string(LIBRA_BIN) +
+      " bench cluster --workloads paper-30k --models lr --workers 2 "
+      "--servers 1 --rows 20000 --epochs 1 --batch 500 --rate-mbit 200 --capacity forced "
+      "--run-timeout 120 --out " +
+      out.string());
   ASSERT_EQ(r.status, 0) << r.output;
   std::ifstream in(out / "cluster-report.json");
   const auto report = nlohmann::json::parse(in);
@@ -139,11 +140,12 @@ nlohmann::json SmallBench(double loss_percent) {
   const std::filesystem::path out =
       std::filesystem::temp_directory_path() /
       ("libra-cluster-loss-" + std::to_string(getpid()) + "-" + std::to_string(loss_percent));
-  const auto r = RunCommand(std::string(LIBRA_BIN) +
-                            " bench cluster --workloads paper-30k --models lr --workers 2 "
-                            "--servers 1 --rows 20000 --epochs 1 --batch 500 --rate-mbit 200 "
-                            "--run-timeout 120 --loss " +
-                            std::to_string(loss_percent) + " --out " + out.string());
+  const auto r = RunCommand(
+      std::string(LIBRA_BIN) +
+      " bench cluster --workloads paper-30k --models lr --workers 2 "
+      "--servers 1 --rows 20000 --epochs 1 --batch 500 --rate-mbit 200 --capacity forced "
+      "--run-timeout 120 --loss " +
+      std::to_string(loss_percent) + " --out " + out.string());
   EXPECT_EQ(r.status, 0) << r.output;
   std::ifstream in(out / "cluster-report.json");
   nlohmann::json report = nlohmann::json::parse(in, nullptr, false);

@@ -514,7 +514,8 @@ TEST_F(TrainJobTest, LibraFlagsThatDoNotGoTogetherAreNamed) {
 TEST(DemoTest, RunsBothWaysOnATinyDataSetAndWritesASaneReport) {
   testing::TempDir dir;
   const std::string flags =
-      "demo --rows 3000 --epochs 1 --workers 2 --batch 100 --capacity 500 --out " +
+      "demo --network loopback --rows 3000 --epochs 1 --workers 2 --batch 100 --capacity 500 "
+      "--out " +
       dir.File("demo");
   const CommandResult r = RunLibra(flags);
   ASSERT_EQ(r.status, 0) << r.output;
@@ -522,6 +523,15 @@ TEST(DemoTest, RunsBothWaysOnATinyDataSetAndWritesASaneReport) {
   EXPECT_NE(r.output.find("[switchd]"), std::string::npos) << "no local switch: " << r.output;
   const nlohmann::json report = ReadJson(dir.File("demo/report.json"));
   ASSERT_FALSE(report.is_discarded()) << r.output;
+  // Where it ran and what it found, at the top (the emulated demo is
+  // EmulatedDemoTest in tests/cluster).
+  EXPECT_EQ(report["network"], "loopback");
+  EXPECT_TRUE(report.contains("rate_mbit") && report["rate_mbit"].is_null()) << report["rate_mbit"];
+  EXPECT_GT(report["speedup"].get<double>(), 0.0);
+  EXPECT_EQ(report["speedup"], report["comparison"]["speedup"]);
+  EXPECT_FALSE(report.contains("sweep"));
+  EXPECT_FALSE(report["hot_set"]["chosen_by_cost"].get<bool>());  // --capacity 500 forces it
+  EXPECT_NE(r.output.find("libra demo: Libra "), std::string::npos) << "no summary line";
   EXPECT_TRUE(std::filesystem::exists(report["hot_set"]["file"].get<std::string>()));
   EXPECT_GT(report["hot_set"]["hot_keys"].get<uint64_t>(), 0u);
   EXPECT_LE(report["hot_set"]["hot_values"].get<uint64_t>(), 500u);

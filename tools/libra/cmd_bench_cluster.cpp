@@ -40,9 +40,17 @@ void AddBenchClusterCommand(CLI::App& bench, Runner& run) {
   sub->add_option("--epochs", options->epochs, "Passes over the training rows")
       ->capture_default_str()
       ->check(CLI::Range(1u, 1000u));
-  sub->add_option("--rate-mbit", options->rate_mbit, "Rate of each direction of each host link")
+  sub->add_option("--rate-mbit", options->rate_mbit,
+                  "Rates of each direction of each host link (a list: every configuration at "
+                  "each, e.g. 20,100,1000)")
       ->capture_default_str()
-      ->check(CLI::Range(0.1, 100000.0));
+      ->check(CLI::Range(0.1, 100000.0))
+      ->delimiter(',');
+  sub->add_option("--capacity", options->capacity,
+                  "auto: of each workload's hot set, the prefix the cost model predicts pays on "
+                  "these links (maybe none: Libra runs plain); forced: the workload's set as it "
+                  "is; a number: that many switch cells, forced")
+      ->capture_default_str();
   sub->add_option("--loss", options->loss_percent, "Random loss (%) on every host's sent packets")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 50.0));

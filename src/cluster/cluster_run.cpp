@@ -1,0 +1,249 @@
+#include "cluster/cluster_run.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <vector>
+
+#include "cluster/netns_cluster.h"
+#include "cluster/speedup_bound.h"
+#include "launch/launcher.h"
+#include "train/libra_options.h"
+#include "train/local_switchd.h"
+
+namespace libra::cluster {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kRootPort = 9000;  // every node has its own namespace, so no clash
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// CPU seconds a running process has used so far (/proc/PID/stat).
+double CpuSecondsOf(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t close = text.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream fields(text.substr(close + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i) {
+    if (i == 14 || i == 15) ticks += std::stod(field);  // utime, stime
+  }
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// The switch's counters (`libra switchd-stats`, run in the switch's
+// namespace, where its control port is), or the reason they are missing.
+json SwitchCounters(const NetnsCluster& cluster, const std::string& self,
+                    const std::string& control) {
+  std::vector<std::string> argv = NetnsCluster::ExecIn(cluster.switch_namespace());
+  argv.insert(argv.end(), {self, "switchd-stats", control});
+  try {
+    json counters = json::parse(RunOrThrow(argv));
+    counters.erase("ok");
+    return counters;
+  } catch (const std::exception& e) {
+    return {{"error", e.what()}};
+  }
+}
+
+}  // namespace
+
+std::optional<double> HotOverlap(const json& report) {
+  double delivered = 0, pushed = 0;
+  int workers = 0;
+  for (const json& node : report.value("nodes", json::array())) {
+    const json hot = node.value("hot_path", json::object());
+    if (!hot.value("enabled", false) || !hot.value("active", true)) continue;
+    if (node.value("role", "") == "server") {
+      delivered += hot.at("collector").at("written_values").get<double>();
+    } else if (node.value("role", "") == "worker" && hot.contains("hot_values_pushed")) {
+      pushed += hot.at("hot_values_pushed").get<double>();  // (only worker 0 reports it)
+      ++workers;
+    }
+  }
+  const int all_workers = report.at("config").at("workers").get<int>();
+  if (workers == 0 || pushed == 0) return std::nullopt;
+  return std::clamp(delivered / (pushed / workers), 1.0, double(all_workers));
+}
+
+json RunOnCluster(const ClusterJob& job, const ClusterRunOptions& options,
+                  const std::string& self) {
+  const train::TrainJobConfig& c = job.config;
+  std::vector<std::string> hosts{"scheduler"};
+  for (int s = 0; s < c.servers; ++s) hosts.push_back("server" + std::to_string(s));
+  for (int w = 0; w < c.workers; ++w) hosts.push_back("worker" + std::to_string(w));
+  LinkShape shape;
+  shape.rate_mbit = options.rate_mbit;
+  shape.loss_percent = options.loss_percent;
+  // The scheduler only coordinates (and sends the hot set once): its link
+  // is left at full speed so that it cannot hold up either run.
+  NetnsCluster cluster(hosts, shape, {0});
+
+  std::map<std::string, std::string> common{{"DMLC_NUM_SERVER", std::to_string(c.servers)},
+                                            {"DMLC_NUM_WORKER", std::to_string(c.workers)},
+                                            {"DMLC_PS_ROOT_URI", cluster.host_address(0)},
+                                            {"DMLC_PS_ROOT_PORT", std::to_string(kRootPort)}};
+  std::unique_ptr<train::LocalSwitchd> switchd;
+  if (!job.hot_set_path.empty()) {
+    train::LocalSwitchdOptions where;
+    where.command_prefix = NetnsCluster::ExecIn(cluster.switch_namespace());
+    where.host = cluster.switch_address();
+    where.echo = options.verbose;
+    switchd = std::make_unique<train::LocalSwitchd>(self, where);
+    train::LibraOptions libra;
+    libra.hot_set_path = job.hot_set_path;
+    for (const auto& [k, v] : train::LibraEnvironment(
+             libra, switchd->data_address(), switchd->control_address(), job.pushes_per_worker)) {
+      common[k] = v;
+    }
+  }
+  const std::vector<std::string> node = train::TrainNodeCommand(self, c);
+  std::vector<ProcessSpec> processes;
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    ProcessSpec p;
+    p.name = hosts[i];
+    p.argv = NetnsCluster::ExecIn(cluster.host_namespace(i));
+    p.argv.insert(p.argv.end(), node.begin(), node.end());
+    p.env = common;
+    p.env["DMLC_NODE_HOST"] = cluster.host_address(i);
+    const bool server = hosts[i].starts_with("server");
+    p.env["DMLC_ROLE"] = i == 0 ? "scheduler" : server ? "server" : "worker";
+    if (i > 0) p.env["LIBRA_RANK"] = hosts[i].substr(6);  // after "server"/"worker"
+    processes.push_back(std::move(p));
+  }
+
+  std::vector<LinkCounters> before;
+  for (size_t i = 0; i < hosts.size(); ++i) before.push_back(cluster.Counters(i));
+  std::ofstream log(fs::path(options.out_dir) / (job.tag + ".log"));
+  RunOptions run;
+  run.timeout_s = options.run_timeout_s;
+  run.output = options.verbose ? &std::cout : &log;
+  std::vector<ProcessUsage> usage;
+  const auto start = Clock::now();
+  const int status = RunProcesses(processes, run, &usage);
+  const double wall = SecondsSince(start);
+
+  json result{
+      {"status", status}, {"wall_seconds", wall}, {"switch_namespace", cluster.switch_namespace()}};
+  json cpu = json::array();
+  for (const ProcessUsage& u : usage) {
+    cpu.push_back(
+        {{"process", u.name},
+         {"cpu_seconds", u.user_seconds + u.system_seconds},
+         {"cpu_share",
+          u.wall_seconds > 0 ? (u.user_seconds + u.system_seconds) / u.wall_seconds : 0.0}});
+  }
+  if (switchd) {
+    result["switch"] = SwitchCounters(cluster, self, switchd->control_address());
+    const double used = CpuSecondsOf(switchd->pid());
+    cpu.push_back({{"process", "switchd"}, {"cpu_seconds", used}, {"cpu_share", used / wall}});
+    switchd->Stop();
+  }
+  result["cpu"] = cpu;
+  json links = json::array();
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    const LinkCounters after = cluster.Counters(i);
+    links.push_back({{"host", hosts[i]},
+                     {"bytes_out", after.bytes_from_host - before[i].bytes_from_host},
+                     {"bytes_in", after.bytes_to_host - before[i].bytes_to_host},
+                     {"shaper_drops_out", after.drops_from_host - before[i].drops_from_host},
+                     {"shaper_drops_in", after.drops_to_host - before[i].drops_to_host}});
+  }
+  result["links"] = links;
+  if (status != 0) {
+    result["error"] = "the job exited with status " + std::to_string(status) + "; see " +
+                      (fs::path(options.out_dir) / (job.tag + ".log")).string();
+    return result;
+  }
+  try {
+    std::ifstream in(c.json_path);
+    const json report = json::parse(in);
+    double train_seconds = 0;
+    for (const json& e : report.at("epochs")) train_seconds += e.at("seconds").get<double>();
+    const double rows = report.at("data").at("train_rows").get<double>() * c.epochs;
+    result["train_seconds"] = train_seconds;
+    result["samples_per_second"] = rows / train_seconds;
+    result["epochs_per_second"] = c.epochs / train_seconds;
+    result["epochs"] = report.at("epochs");
+    result["final"] = report.at("final");
+    result["model_fingerprint"] = report.at("model_fingerprint");
+    if (const auto overlap = HotOverlap(report)) result["hot_overlap"] = *overlap;
+  } catch (const std::exception& e) {
+    result["error"] = std::string("cannot read the report ") + c.json_path + ": " + e.what();
+  }
+  return result;
+}
+
+json TimeToLoss(const json& run, double target) {
+  if (!run.contains("epochs")) return nullptr;
+  for (const json& e : run["epochs"]) {
+    if (e.at("test_log_loss").get<double>() <= target) return e.at("at_seconds");
+  }
+  return nullptr;
+}
+
+std::pair<double, double> ServerLinkBytes(const json& run) {
+  double in = 0, out = 0;
+  for (const json& l : run.value("links", json::array())) {
+    if (!l.at("host").get<std::string>().starts_with("server")) continue;
+    in += l.at("bytes_in").get<double>();
+    out += l.at("bytes_out").get<double>();
+  }
+  return {in, out};
+}
+
+double TotalCpuShare(const json& run) {
+  double cpu = 0;
+  for (const json& p : run.value("cpu", json::array())) cpu += p.at("cpu_seconds").get<double>();
+  const double wall = run.value("wall_seconds", 0.0);
+  return wall > 0 ? cpu / wall : 0;
+}
+
+void CompareRuns(int workers, int servers, double hot_share, double target_loss, json& pair) {
+  const json& plain = pair.at("plain");
+  const json& libra = pair.at("libra");
+  const SpeedupBound bound = PredictSpeedup(workers, servers, hot_share);
+  pair["bound"] = {{"plain_link_units", bound.plain_link_units},
+                   {"libra_link_units", bound.libra_link_units},
+                   {"speedup", bound.speedup}};
+  const double speedup =
+      libra.at("samples_per_second").get<double>() / plain.at("samples_per_second").get<double>();
+  pair["speedup"] = speedup;
+  pair["speedup_over_bound"] = speedup / bound.speedup;
+  if (libra.contains("hot_overlap")) {
+    const double overlap = libra["hot_overlap"].get<double>();
+    const SpeedupBound with_overlap = PredictSpeedup(workers, servers, hot_share, overlap);
+    pair["bound_with_overlap"] = {{"overlap", overlap},
+                                  {"libra_link_units", with_overlap.libra_link_units},
+                                  {"speedup", with_overlap.speedup}};
+  }
+  const double plain_loss = plain.at("final").at("test_log_loss").get<double>();
+  const double loss_gap = std::abs(plain_loss - libra["final"]["test_log_loss"].get<double>());
+  const double auc_gap =
+      std::abs(plain["final"]["test_auc"].get<double>() - libra["final"]["test_auc"].get<double>());
+  pair["test_log_loss_gap"] = loss_gap;
+  pair["test_auc_gap"] = auc_gap;
+  pair["same_quality"] = loss_gap <= kQualityTolerance && auc_gap <= kQualityTolerance;
+  const double target = target_loss > 0 ? target_loss : plain_loss + kQualityTolerance;
+  pair["target_loss"] = target;
+  pair["plain_seconds_to_target"] = TimeToLoss(plain, target);
+  pair["libra_seconds_to_target"] = TimeToLoss(libra, target);
+}
+
+}  // namespace libra::cluster
