@@ -44,7 +44,8 @@ struct DemoOptions {
   std::string network;         // "emulated", "loopback" or "" (see above)
   double rate_mbit = 20;       // emulated: each direction of each host link
   // Emulated: the link speeds of the sweep (none: no sweep). The point at
-  // rate_mbit is the main run; the others train for sweep_epochs.
+  // rate_mbit is the main run; the others train for at least sweep_epochs,
+  // more on fast links so that each run lasts a few seconds.
   std::vector<double> sweep_mbit{20, 100, 1000};
   uint32_t sweep_epochs = 1;
   double run_timeout_s = 600;  // one emulated training run
