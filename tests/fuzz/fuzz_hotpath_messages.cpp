@@ -1,5 +1,5 @@
 // Fuzzes the hot path's control-plane decoders (JOIN, INSTALL, REPAIR,
-// SWITCH_DOWN, FALLBACK_PUSH, RESUME, WRITTEN_ROWS): the first byte picks the decoder, the
+// SWITCH_DOWN, FALLBACK_PUSH, RESUME, WRITTEN_KEYS): the first byte picks the decoder, the
 // rest is the SimpleApp body. Invariants:
 //   - a body that decodes encodes back to the same bytes (INSTALL: the same
 //     up to what the encoder normalises: the enabled byte is 0 or 1);
@@ -9,7 +9,9 @@
 //   - a FALLBACK_PUSH that decodes goes into a server's FallbackAggregator
 //     (two workers, as worker 0 and then as worker 1, for the same epoch):
 //     it is summed or refused with a reason, never crashes, and a completed
-//     epoch holds one value per cell of its keys.
+//     epoch holds one value per cell of its keys;
+//   - a WRITTEN_KEYS set merges into a bitmap whole or not at all, and one
+//     that merges, re-encoded, names the same keys.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -17,6 +19,7 @@
 
 #include "fuzz_hot_fixture.h"
 #include "hotpath/messages/control_messages.h"
+#include "hotpath/messages/written_keys.h"
 #include "hotpath/server/fallback_aggregator.h"
 
 namespace {
@@ -56,6 +59,28 @@ void SumAsAServer(const FallbackPush& push) {
   Check(done->keys.size() == done->lens.size() && values == done->vals.size());
 }
 
+// Merges a key set into bitmaps of a few universes (the set's own size, as a
+// bitmap, among them).
+void MergeAsAServer(const WrittenKeys& report) {
+  const std::uint32_t sizes[] = {
+      0, 1, 7, 8, 9, 1000, static_cast<std::uint32_t>(report.key_set.size() * 8)};
+  for (const std::uint32_t universe : sizes) {
+    std::vector<std::uint8_t> bitmap(KeyBitmapBytes(universe), 0);
+    const std::vector<std::uint8_t> before = bitmap;
+    if (!MergeKeySet(report.key_set, universe, bitmap)) {
+      Check(bitmap == before);
+      continue;
+    }
+    std::vector<std::uint32_t> positions;
+    for (std::uint32_t k = 0; k < universe; ++k) {
+      if (KeyBit(bitmap, k)) positions.push_back(k);
+    }
+    std::vector<std::uint8_t> again(KeyBitmapBytes(universe), 0);
+    Check(MergeKeySet(EncodeKeySet(positions, universe), universe, again));
+    Check(again == bitmap);
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -92,9 +117,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case 5:
       RoundTrip<Resume>(body, DecodeResume, true);
       break;
-    default:
-      RoundTrip<WrittenRows>(body, DecodeWrittenRows, true);
+    default: {
+      RoundTrip<WrittenKeys>(body, DecodeWrittenKeys, true);
+      const std::optional<WrittenKeys> report = DecodeWrittenKeys(body);
+      if (report) MergeAsAServer(*report);
       break;
+    }
   }
   return 0;
 }

@@ -486,8 +486,9 @@ void ControlMessageSeeds() {
        "\x04" + libra::hotpath::Encode(libra::hotpath::FallbackPush{}));
   Save("hotpath_messages", "resume",
        "\x05" + libra::hotpath::Encode(libra::hotpath::Resume{1, 65537, 42}));
-  Save("hotpath_messages", "written_rows",
-       "\x06" + libra::hotpath::Encode(libra::hotpath::WrittenRows{7, 1, {0x0f, 0x00, 0x81}}));
+  Save("hotpath_messages", "written_keys",
+       "\x06" + libra::hotpath::Encode(
+                    libra::hotpath::WrittenKeys{7, 1, {0x01, 0x03, 0x00, 0x81, 0x01}}));
 }
 
 void SwitchdSeeds() {

@@ -106,7 +106,7 @@ HotCollectorCounters CollectAgainst(ScriptedSwitch& sw,
   options.switch_address = sw.socket.local();
   options.num_workers = 2;
   options.collect_by_row = true;
-  options.written_rows_grace = 0ms;
+  options.written_keys_grace = 0ms;
   options.ready_poll = 10s;  // READY comes at once; no poll races it
   options.retry.initial_timeout = timeout;
   options.retry.max_timeout = timeout * 8;

@@ -24,7 +24,7 @@
 #include "common/switchd_process.h"
 #include "hot/placement.h"
 #include "hotpath/controller/switch_control_client.h"
-#include "hotpath/messages/written_rows.h"
+#include "hotpath/messages/written_keys.h"
 #include "hotpath/server/fallback_aggregator.h"
 #include "hotpath/server/hot_collector.h"
 #include "hotpath/worker/hot_sender.h"
@@ -139,7 +139,7 @@ class EpochInbox {
 // A job of N HotSenders and M HotCollectors installed on a switchd.
 struct Cluster {
   Cluster(SwitchdProcess& sw, int workers, int servers, RetryPolicy retry = {}, bool by_row = false,
-          bool report_rows = false) {
+          bool report_keys = false) {
     hot_set = MakeHotSet();
     owned = PartitionKeys(*hot_set, servers);
     if (by_row && servers > 1) {
@@ -190,8 +190,8 @@ struct Cluster {
       options.num_workers = static_cast<std::uint32_t>(workers);
       options.retry = retry;
       options.collect_by_row = by_row;
-      // Long enough that a missing report shows as rows not skipped.
-      options.written_rows_grace = report_rows ? 2000ms : 0ms;
+      // Long enough that a missing report shows as every cell read.
+      options.written_keys_grace = report_keys ? 2000ms : 0ms;
       collectors.push_back(std::make_unique<HotCollector>(
           hot_set, owned[s], options,
           [inbox = &inboxes[s]](CollectedEpoch epoch) { inbox->Put(std::move(epoch)); }));
@@ -286,20 +286,23 @@ struct Cluster {
   }
 
   // What the PS runtime's worker sends each server with its push
-  // (WRITTEN_ROWS): the server's rows that `push` writes.
-  void ReportWrittenRows(std::uint32_t epoch, int worker, const Push& push) {
+  // (WRITTEN_KEYS): the server's keys that `push` writes, by their position
+  // among the server's keys in ascending order.
+  void ReportWrittenKeys(std::uint32_t epoch, int worker, const Push& push) {
     for (std::size_t s = 0; s < collectors.size(); ++s) {
-      const std::vector<std::uint32_t> rows = CollectRows(*hot_set, owned[s]);
-      std::vector<std::uint8_t> bitmap(RowBitmapBytes(rows.size()), 0);
+      std::vector<Key> sorted = owned[s];
+      std::sort(sorted.begin(), sorted.end());
+      std::vector<std::uint32_t> positions;
       for (const Key key : push.keys) {
-        if (std::count(owned[s].begin(), owned[s].end(), key) == 0) continue;
-        for (const hot::CellAddress& cell : hot_set->CellsOf(hot_set->Find(key))) {
-          const auto k = static_cast<std::size_t>(
-              std::lower_bound(rows.begin(), rows.end(), cell.index) - rows.begin());
-          SetRowBit(bitmap, k);
+        const auto at = std::lower_bound(sorted.begin(), sorted.end(), key);
+        if (at != sorted.end() && *at == key) {
+          positions.push_back(static_cast<std::uint32_t>(at - sorted.begin()));
         }
       }
-      collectors[s]->AddWrittenRows(epoch, static_cast<std::uint32_t>(worker), bitmap);
+      std::sort(positions.begin(), positions.end());
+      collectors[s]->AddWrittenKeys(
+          epoch, static_cast<std::uint32_t>(worker),
+          EncodeKeySet(positions, static_cast<std::uint32_t>(sorted.size())));
     }
   }
 
@@ -360,7 +363,7 @@ struct Shape {
   int servers;
   double drop_rate;
   bool by_row = false;       // servers COLLECT whole rows of their own
-  bool report_rows = false;  // workers push sparsely and report their rows
+  bool report_keys = false;  // workers push sparsely and report their keys
 };
 
 class HotPathSwitchdTest : public ::testing::TestWithParam<Shape> {};
@@ -372,7 +375,7 @@ TEST_P(HotPathSwitchdTest, EpochsAggregateBitForBitAndReplicate) {
     flags = {"--drop-rate", std::to_string(shape.drop_rate), "--drop-seed", "7"};
   }
   SwitchdProcess sw(flags);
-  Cluster cluster(sw, shape.workers, shape.servers, RetryPolicy{}, shape.by_row, shape.report_rows);
+  Cluster cluster(sw, shape.workers, shape.servers, RetryPolicy{}, shape.by_row, shape.report_keys);
   for (const auto& collector : cluster.collectors) {
     EXPECT_EQ(collector->collects_by_row(), shape.by_row);
   }
@@ -383,8 +386,8 @@ TEST_P(HotPathSwitchdTest, EpochsAggregateBitForBitAndReplicate) {
   for (std::uint32_t epoch = 0; epoch < kEpochs; ++epoch) {
     std::vector<Push> pushes;
     for (int w = 0; w < shape.workers; ++w) {
-      pushes.push_back(MakePush(*cluster.hot_set, rng, shape.report_rows));
-      if (shape.report_rows) cluster.ReportWrittenRows(epoch, w, pushes.back());
+      pushes.push_back(MakePush(*cluster.hot_set, rng, shape.report_keys));
+      if (shape.report_keys) cluster.ReportWrittenKeys(epoch, w, pushes.back());
     }
     std::vector<std::vector<float>> pulled(shape.workers);
     std::vector<std::thread> workers;
@@ -414,13 +417,16 @@ TEST_P(HotPathSwitchdTest, EpochsAggregateBitForBitAndReplicate) {
   }
   for (const auto& collector : cluster.collectors) {
     const HotCollectorCounters counters = collector->counters();
-    if (shape.report_rows) {
-      // Rows no worker wrote were never asked for, and the sums are exact.
-      EXPECT_GT(counters.rows_skipped, 0u);
-      EXPECT_EQ(counters.epochs_without_row_reports, 0u);
-      EXPECT_EQ(counters.row_reports, std::uint64_t{kEpochs} * shape.workers);
+    if (shape.report_keys) {
+      // Only the written cells were asked for, in fewer COLLECTs than
+      // reading everything takes, and the sums are exact.
+      EXPECT_EQ(counters.epochs_by_written_keys, kEpochs);
+      EXPECT_GT(counters.packets_saved, 0u);
+      EXPECT_EQ(counters.epochs_without_key_reports, 0u);
+      EXPECT_EQ(counters.key_reports, std::uint64_t{kEpochs} * shape.workers);
     } else {
-      EXPECT_EQ(counters.rows_skipped, 0u);
+      EXPECT_EQ(counters.epochs_by_written_keys, 0u);
+      EXPECT_EQ(counters.packets_saved, 0u);
     }
   }
   const nlohmann::json switch_counters = cluster.control->Counters();
@@ -447,25 +453,26 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Shape{2, 1, 0.0}, Shape{3, 2, 0.0}, Shape{4, 2, 0.0}, Shape{3, 2, 0.05},
                       Shape{4, 2, 0.2}, Shape{2, 1, 0.0, true}, Shape{3, 2, 0.0, true},
                       Shape{4, 2, 0.2, true}, Shape{3, 2, 0.0, true, true},
-                      Shape{4, 2, 0.2, true, true}),
+                      Shape{4, 2, 0.2, true, true}, Shape{3, 2, 0.0, false, true},
+                      Shape{4, 2, 0.2, false, true}),
     [](const auto& info) {
       return std::to_string(info.param.workers) + "Workers" + std::to_string(info.param.servers) +
              "Servers" +
              (info.param.drop_rate > 0
                   ? "Loss" + std::to_string(int(info.param.drop_rate * 100)) + "Percent"
                   : "Clean") +
-             (info.param.by_row ? "ByRow" : "") + (info.param.report_rows ? "WrittenRowsOnly" : "");
+             (info.param.by_row ? "ByRow" : "") + (info.param.report_keys ? "WrittenKeysOnly" : "");
     });
 
-// A worker whose report of written rows never comes costs the grace and a
-// read of every row, never a value: the sums are still exact.
-TEST(HotPathSwitchd, AMissingRowReportMeansEveryRowIsRead) {
+// A worker whose report of written keys never comes costs the grace and a
+// read of every cell, never a value: the sums are still exact.
+TEST(HotPathSwitchd, AMissingKeyReportMeansEveryCellIsRead) {
   SwitchdProcess sw;
-  Cluster cluster(sw, 2, 1, RetryPolicy{}, /*by_row=*/true, /*report_rows=*/true);
+  Cluster cluster(sw, 2, 1, RetryPolicy{}, /*by_row=*/true, /*report_keys=*/true);
   std::mt19937_64 rng(5);
   const std::vector<Push> pushes = {MakePush(*cluster.hot_set, rng, true),
                                     MakePush(*cluster.hot_set, rng, true)};
-  cluster.ReportWrittenRows(0, 0, pushes[0]);  // worker 1 does not report
+  cluster.ReportWrittenKeys(0, 0, pushes[0]);  // worker 1 does not report
   std::vector<std::thread> workers;
   for (int w = 0; w < 2; ++w) {
     workers.emplace_back([&, w] {
@@ -476,13 +483,16 @@ TEST(HotPathSwitchd, AMissingRowReportMeansEveryRowIsRead) {
   cluster.CollectCheckPublish(0, pushes);
   for (auto& worker : workers) worker.join();
   const HotCollectorCounters counters = cluster.collectors[0]->counters();
-  EXPECT_EQ(counters.row_reports, 1u);
-  EXPECT_EQ(counters.rows_skipped, 0u);
-  EXPECT_EQ(counters.epochs_without_row_reports, 1u);
-  // A report for an epoch already collected, or of the wrong size, is ignored.
-  cluster.ReportWrittenRows(0, 1, pushes[1]);
-  cluster.collectors[0]->AddWrittenRows(1, 0, std::vector<std::uint8_t>(1000, 0xff));
-  EXPECT_EQ(cluster.collectors[0]->counters().row_reports_ignored, 2u);
+  EXPECT_EQ(counters.key_reports, 1u);
+  EXPECT_EQ(counters.epochs_by_written_keys, 0u);
+  EXPECT_EQ(counters.packets_saved, 0u);
+  EXPECT_EQ(counters.epochs_without_key_reports, 1u);
+  // A report for an epoch already collected, or a malformed one, is ignored.
+  cluster.ReportWrittenKeys(0, 1, pushes[1]);
+  std::vector<std::uint8_t> wrong_size(1000, 0xff);
+  wrong_size[0] = kKeySetBitmap;
+  cluster.collectors[0]->AddWrittenKeys(1, 0, wrong_size);
+  EXPECT_EQ(cluster.collectors[0]->counters().key_reports_ignored, 2u);
 }
 
 // Two epochs in flight: every worker pushes epochs 0, 1 and 2 at once.

@@ -237,21 +237,21 @@ std::optional<FallbackPush> DecodeFallbackPush(const std::string& body) {
   return push;
 }
 
-std::string Encode(const WrittenRows& rows) {
+std::string Encode(const WrittenKeys& keys) {
   ByteWriter w;
-  w.Put(rows.epoch);
-  w.Put(rows.worker);
-  w.PutList(rows.bitmap);
+  w.Put(keys.epoch);
+  w.Put(keys.worker);
+  w.PutList(keys.key_set);
   return w.Take();
 }
 
-std::optional<WrittenRows> DecodeWrittenRows(const std::string& body) {
+std::optional<WrittenKeys> DecodeWrittenKeys(const std::string& body) {
   ByteReader r(body);
-  WrittenRows rows;
-  if (!r.Get(&rows.epoch) || !r.Get(&rows.worker) || !r.GetList(&rows.bitmap) || !r.AtEnd()) {
+  WrittenKeys keys;
+  if (!r.Get(&keys.epoch) || !r.Get(&keys.worker) || !r.GetList(&keys.key_set) || !r.AtEnd()) {
     return std::nullopt;
   }
-  return rows;
+  return keys;
 }
 
 std::string Encode(const Resume& resume) {

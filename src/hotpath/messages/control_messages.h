@@ -21,9 +21,9 @@
 //   VALUES  server -> workers (a REPAIR body asks): a worker's own values of
 //           some keys in an epoch, which it still keeps; the answer is a
 //           FALLBACK_PUSH. A server sums saturated keys exactly with them.
-//   WRITTEN_ROWS worker -> each server, with every epoch it pushes through
-//           the switch: which of the server's rows its hot values went to,
-//           so that the server reads only the rows some worker wrote.
+//   WRITTEN_KEYS worker -> each server, with every epoch it pushes through
+//           the switch: which of the server's hot keys its hot push carried,
+//           so that the server reads only the cells some worker wrote.
 //
 // Bodies are written with wire/coding.h (little-endian fixed-width fields,
 // varints); decoding checks every length and fails on a short or malformed
@@ -100,13 +100,13 @@ struct FallbackPush {
   std::vector<float> vals;            // key after key, hot-set lengths
 };
 
-// WRITTEN_ROWS: bit k of `bitmap` (written_rows.h: SetRowBit, RowBit) says
-// worker `worker` wrote, in `epoch`, the k-th row of the receiving server's
-// keys (CollectRows order).
-struct WrittenRows {
+// WRITTEN_KEYS: worker `worker` pushed, in `epoch`, the receiving server's
+// hot keys that `key_set` names (written_keys.h: EncodeKeySet, positions
+// among the server's owned keys, ascending by key).
+struct WrittenKeys {
   uint32_t epoch = 0;
   uint32_t worker = 0;
-  std::vector<uint8_t> bitmap;
+  std::vector<uint8_t> key_set;
 };
 
 // RESUME (and the answer to RESUME_QUERY, which only fills `first_epoch`
@@ -141,8 +141,8 @@ std::string Encode(const SwitchDown& down);
 std::optional<SwitchDown> DecodeSwitchDown(const std::string& body);
 std::string Encode(const FallbackPush& push);
 std::optional<FallbackPush> DecodeFallbackPush(const std::string& body);
-std::string Encode(const WrittenRows& rows);
-std::optional<WrittenRows> DecodeWrittenRows(const std::string& body);
+std::string Encode(const WrittenKeys& keys);
+std::optional<WrittenKeys> DecodeWrittenKeys(const std::string& body);
 std::string Encode(const Resume& resume);
 std::optional<Resume> DecodeResume(const std::string& body);
 

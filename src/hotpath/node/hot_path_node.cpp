@@ -24,7 +24,7 @@ enum Head : int {
   kResumeQuery = 5,
   kResume = 6,
   kValues = 7,
-  kWrittenRows = 8,
+  kWrittenKeys = 8,
 };
 
 // The node's own IPv4 address: the host it registered with (DMLC_NODE_HOST or
@@ -181,13 +181,13 @@ void HotPathNode::OnRequest(const ps::SimpleData& request, ps::SimpleApp* app) {
       }
       return;
     }
-    case kWrittenRows: {
-      std::optional<WrittenRows> rows = DecodeWrittenRows(request.body);
+    case kWrittenKeys: {
+      std::optional<WrittenKeys> keys = DecodeWrittenKeys(request.body);
       app->Response(request);
-      if (!rows) {
-        LOG(ERROR) << "libra: dropped a malformed WRITTEN_ROWS from node " << request.sender;
-      } else if (events.written_rows) {
-        events.written_rows(*rows);
+      if (!keys) {
+        LOG(ERROR) << "libra: dropped a malformed WRITTEN_KEYS from node " << request.sender;
+      } else if (events.written_keys) {
+        events.written_keys(*keys);
       }
       return;
     }
@@ -239,8 +239,8 @@ void HotPathNode::SendFallbackPush(int server, const FallbackPush& push) {
   if (app_) app_->Request(kFallbackPush, Encode(push), ps::Postoffice::ServerRankToID(server));
 }
 
-void HotPathNode::SendWrittenRows(int server, const WrittenRows& rows) {
-  if (app_) app_->Request(kWrittenRows, Encode(rows), ps::Postoffice::ServerRankToID(server));
+void HotPathNode::SendWrittenKeys(int server, const WrittenKeys& keys) {
+  if (app_) app_->Request(kWrittenKeys, Encode(keys), ps::Postoffice::ServerRankToID(server));
 }
 
 Install HotPathNode::JoinAndWait(const JoinRequest& join) {

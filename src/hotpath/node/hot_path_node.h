@@ -77,8 +77,8 @@ class HotPathNode {
     // Workers: this worker's values of `ask.keys` in epoch `ask.epoch`
     // (FallbackPush::kNotRetained as the epoch when it no longer has it).
     std::function<FallbackPush(const Repair& ask)> values;
-    // Servers: a worker's rows written in an epoch.
-    std::function<void(const WrittenRows&)> written_rows;
+    // Servers: the keys a worker wrote in an epoch.
+    std::function<void(const WrittenKeys&)> written_keys;
   };
   void SetSwitchEvents(SwitchEvents events);
   // Any node: tells the controller the switch stopped answering.
@@ -88,7 +88,7 @@ class HotPathNode {
   // Worker: sends one epoch's hot values to the server of rank `server`.
   void SendFallbackPush(int server, const FallbackPush& push);
   // Worker: tells the server of rank `server` which of its rows it wrote.
-  void SendWrittenRows(int server, const WrittenRows& rows);
+  void SendWrittenKeys(int server, const WrittenKeys& keys);
 
   // Bridges register what Finalize must wait for and what reports show.
   int AddDrain(std::function<void()> drain);

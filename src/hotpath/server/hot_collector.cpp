@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "hotpath/messages/hot_packets.h"
-#include "hotpath/messages/written_rows.h"
+#include "hotpath/messages/written_keys.h"
 #include "hotpath/node/engine_socket.h"
 #include "hotpath/node/retry_clock.h"
 #include "net/udp_socket.h"
@@ -42,6 +42,20 @@ std::vector<hot::Key> SortedOwnedKeys(const hot::HotSet& hot_set, std::span<cons
   return sorted;
 }
 
+// The rows (cell index, the same in every register array) that hold the
+// values of `keys`, ascending and without repeats.
+std::vector<std::uint32_t> CollectRows(const hot::HotSet& hot_set, std::span<const hot::Key> keys) {
+  std::vector<std::uint32_t> rows;
+  for (const hot::Key key : keys) {
+    for (const hot::CellAddress& cell : hot_set.CellsOf(hot_set.Find(key))) {
+      rows.push_back(cell.index);
+    }
+  }
+  std::sort(rows.begin(), rows.end());
+  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  return rows;
+}
+
 }  // namespace
 
 struct HotCollector::Impl {
@@ -51,6 +65,7 @@ struct HotCollector::Impl {
         options(Checked(options_in, *hot_set)),
         socket(options.local, EngineSocketOptions()),
         owned_keys(SortedOwnedKeys(*hot_set, owned)),
+        packer(hot_set->layout().num_arrays),
         out(socket.fd(), kBatch),
         next_epoch(options.first_epoch),
         last_poll(Clock::now()),
@@ -63,14 +78,15 @@ struct HotCollector::Impl {
       for (int v = 0; v < lens.back(); ++v) key_of_value.push_back(first_value.size() - 1);
       num_values += static_cast<std::uint32_t>(lens.back());
     }
-    wire::Header header;
-    header.type = wire::MessageType::kCollect;
-    header.job_id = options.job_id;
-    header.node_id = options.server_id;
-    if (options.collect_by_row) by_row = PlanRows(header);
+    collect_header.type = wire::MessageType::kCollect;
+    collect_header.job_id = options.job_id;
+    collect_header.node_id = options.server_id;
+    if (options.collect_by_row) by_row = PlanRows(collect_header);
     if (!by_row) {
-      hot::LayoutAwarePacker packer(hot_set->layout().num_arrays);
-      plan = PackHotValues(*hot_set, packer, header, owned_keys, first_value, {});
+      full_plan = PackHotValues(*hot_set, packer, collect_header, owned_keys, first_value, {});
+    }
+    if (full_plan.packets.size() >= kCollectPollPacket) {
+      throw std::invalid_argument("hot collector: more COLLECT packets than a seq can number");
     }
     io = std::thread([this] { Run(); });
   }
@@ -110,9 +126,11 @@ struct HotCollector::Impl {
   void Start();
   void Finish(HotPathStatus status);
 
-  std::uint32_t plan_packets() const { return static_cast<std::uint32_t>(plan.packets.size()); }
-  std::uint16_t plan_flags() const { return by_row ? wire::kFlagRow : 0; }
+  std::uint32_t plan_packets() const { return static_cast<std::uint32_t>(plan->packets.size()); }
+  bool plan_by_row() const { return by_row && plan == &full_plan; }
+  std::uint16_t plan_flags() const { return plan_by_row() ? wire::kFlagRow : 0; }
   bool PlanRows(const wire::Header& header);
+  void PlanWrittenKeys(std::span<const std::uint8_t> written);
 
   // A request is late once the timeout has passed since it was sent, since
   // the last answer and since the last timeout (TCP restarts its timer on
@@ -129,16 +147,23 @@ struct HotCollector::Impl {
   net::Waker waker;  // wakes the I/O thread out of its wait on the socket
 
   // What this server collects, fixed at construction: its keys ascending and
-  // the COLLECT packets that read their cells (the epoch is patched in).
+  // the COLLECT packets that read all their cells (the epoch is patched in).
   const std::vector<hot::Key> owned_keys;
   std::vector<int> lens;
   std::vector<std::uint32_t> first_value;
   std::vector<std::size_t> key_of_value;
   std::uint32_t num_values = 0;
-  PackedValues plan;
-  // COLLECT by row (one header and one slot per row of cells this server
-  // owns whole) instead of one slot per cell; see PlanRows.
+  wire::Header collect_header;
+  PackedValues full_plan;
+  // The full plan reads by row (one header and one slot per row of cells this
+  // server owns whole) instead of one slot per cell; see PlanRows.
   bool by_row = false;
+  // The plan of the epoch being collected: the full plan, or epoch_plan when
+  // every worker said which keys it wrote (PlanWrittenKeys). When not
+  // collecting, the full plan.
+  hot::LayoutAwarePacker packer;
+  PackedValues epoch_plan;
+  PackedValues* plan = &full_plan;
 
   mutable std::mutex mutex;
   net::SendQueue out;  // to the switch
@@ -190,16 +215,17 @@ struct HotCollector::Impl {
   Clock::time_point UpdateExpiresAt(const PendingUpdate& update) const {
     return std::max(update.sent_at, last_update_ack) + update_retry.timeout();
   }
-  // Workers' reports of the rows they wrote, by epoch: the union so far and
-  // who reported. READY of next_epoch came at ready_since.
-  struct RowReports {
+  // Workers' reports of the keys they wrote, by epoch: the union so far (a
+  // bitmap over owned_keys) and who reported. READY of next_epoch came at
+  // ready_since.
+  struct KeyReports {
     std::vector<std::uint8_t> written;
     std::vector<bool> reported;
     std::uint32_t workers = 0;
   };
-  std::map<std::uint32_t, RowReports> row_reports;
+  std::map<std::uint32_t, KeyReports> key_reports;
   std::optional<Clock::time_point> ready_since;
-  bool WaitingForRowReports(Clock::time_point now) const;
+  bool WaitingForKeyReports(Clock::time_point now) const;
 
   RetryClock retry;
   HotCollectorCounters counters;
@@ -241,8 +267,24 @@ bool HotCollector::Impl::PlanRows(const wire::Header& header) {
     packet.length = static_cast<std::uint16_t>(wire::Encode(request, {&row, 1}, packet.bytes));
     row_plan.packets.push_back(packet);
   }
-  plan = std::move(row_plan);
+  full_plan = std::move(row_plan);
   return true;
+}
+
+// The cells of the keys some worker wrote, packed as the workers' DATA are:
+// packet k takes the k-th written cell of every array, so an epoch that
+// wrote V values costs about V / P COLLECTs (and as many RESULTs) however
+// its keys are spread over rows; reading by row costs one per row touched,
+// and a sparse epoch touches many rows to write a few cells of each.
+void HotCollector::Impl::PlanWrittenKeys(std::span<const std::uint8_t> written) {
+  std::vector<hot::Key> keys;
+  std::vector<std::uint32_t> first;
+  for (std::size_t i = 0; i < owned_keys.size(); ++i) {
+    if (!KeyBit(written, i)) continue;
+    keys.push_back(owned_keys[i]);
+    first.push_back(first_value[i]);
+  }
+  epoch_plan = PackHotValues(*hot_set, packer, collect_header, keys, first, {});
 }
 
 void HotCollector::Impl::Run() {
@@ -273,8 +315,8 @@ void HotCollector::Impl::Run() {
           if (!answered[k]) deadline = std::min(deadline, ExpiresAt(k));
         }
       } else if (ready_since) {
-        deadline = std::min(deadline, *ready_since + options.written_rows_grace);
-      } else if (plan_packets() > 0) {
+        deadline = std::min(deadline, *ready_since + options.written_keys_grace);
+      } else if (!full_plan.packets.empty()) {
         deadline = std::min(deadline, last_poll + options.ready_poll);
       }
       for (const PendingUpdate& update : updates) {
@@ -369,7 +411,7 @@ void HotCollector::Impl::SendUpdates(Clock::time_point now) {
 void HotCollector::Impl::HandleReady(std::uint32_t epoch) {
   if (epoch < next_epoch) return;  // a READY resent or for an epoch already done
   ready_upto = std::max(ready_upto.value_or(epoch), epoch);
-  if (plan_packets() > 0) return;
+  if (!full_plan.packets.empty()) return;
   // Nothing to read: every ready epoch is complete at once.
   while (next_epoch <= *ready_upto) Finish(HotPathStatus::kOk);
 }
@@ -378,7 +420,8 @@ void HotCollector::Impl::HandleResult(const wire::Message& result) {
   const wire::Header& header = result.header;
   const std::uint32_t k = header.seq & kCollectSeqPacketMask;
   const std::uint32_t attempt = header.seq >> kCollectSeqPacketBits;
-  if (header.epoch != next_epoch || k >= plan_packets()) {
+  const bool poll = k == kCollectPollPacket;
+  if (header.epoch != next_epoch || (!poll && (!collecting || k >= plan_packets()))) {
     ++counters.duplicate_results;  // an answer to a resend of an epoch already done
     return;
   }
@@ -395,10 +438,10 @@ void HotCollector::Impl::HandleResult(const wire::Message& result) {
     }
     return;
   }
-  if (!collecting) {
-    // The answer to a poll: the epoch is complete although its READY was lost.
-    ready_upto = std::max(ready_upto.value_or(next_epoch), next_epoch);
-    Start();
+  if (poll) {
+    // The epoch is complete although its READY was lost: Progress collects it.
+    if (!collecting) ready_upto = std::max(ready_upto.value_or(next_epoch), next_epoch);
+    return;
   }
   if (answered[k]) {
     ++counters.duplicate_results;
@@ -407,13 +450,13 @@ void HotCollector::Impl::HandleResult(const wire::Message& result) {
   // The RESULT holds the written cells only, each slot naming the COLLECT
   // slot it answers, in increasing order; anything else is not the switch's.
   const std::uint32_t num_arrays = hot_set->layout().num_arrays;
-  const std::uint32_t asked_slots = by_row ? num_arrays : plan.packets[k].slot_count();
+  const std::uint32_t asked_slots = plan_by_row() ? num_arrays : plan->packets[k].slot_count();
   std::uint32_t previous = 0;
   for (std::uint32_t i = 0; i < header.slot_count; ++i) {
     const wire::Slot& slot = result.slots[i];
     const bool in_order = i == 0 || slot.index > previous;
     if (!slot.valid || slot.index >= asked_slots || !in_order ||
-        plan.value_of_slot[std::size_t{k} * num_arrays + slot.index] == kNoValue) {
+        plan->value_of_slot[std::size_t{k} * num_arrays + slot.index] == kNoValue) {
       ++counters.ignored_packets;
       return;
     }
@@ -435,7 +478,7 @@ void HotCollector::Impl::HandleResult(const wire::Message& result) {
   last_answer = Clock::now();
   for (std::uint32_t i = 0; i < header.slot_count; ++i) {
     const wire::Slot& slot = result.slots[i];
-    const std::uint32_t position = plan.value_of_slot[std::size_t{k} * num_arrays + slot.index];
+    const std::uint32_t position = plan->value_of_slot[std::size_t{k} * num_arrays + slot.index];
     vals[position] = std::bit_cast<float>(slot.value);
     key_written[key_of_value[position]] = true;
     ++counters.written_values;
@@ -448,9 +491,25 @@ void HotCollector::Impl::HandleResult(const wire::Message& result) {
 }
 
 void HotCollector::Impl::Start() {
-  // `out` may still point at these packets with the previous epoch in them.
+  // `out` may still point at the plans' packets with the previous epoch in
+  // them.
   out.Flush();
-  for (EncodedPacket& packet : plan.packets) {
+  // Every worker said which keys it wrote: the others hold nothing of this
+  // epoch and are not read.
+  plan = &full_plan;
+  const auto reports = key_reports.find(next_epoch);
+  if (reports != key_reports.end() && reports->second.workers == options.num_workers) {
+    PlanWrittenKeys(reports->second.written);
+    if (epoch_plan.packets.size() < full_plan.packets.size()) {
+      counters.packets_saved += full_plan.packets.size() - epoch_plan.packets.size();
+      plan = &epoch_plan;
+    }
+    ++counters.epochs_by_written_keys;
+  } else if (options.written_keys_grace.count() > 0) {
+    ++counters.epochs_without_key_reports;
+  }
+  key_reports.erase(key_reports.begin(), key_reports.upper_bound(next_epoch));
+  for (EncodedPacket& packet : plan->packets) {
     packet.SetEpoch(next_epoch);
     packet.SetFlags(plan_flags());
   }
@@ -471,30 +530,15 @@ void HotCollector::Impl::Start() {
   key_written.assign(owned_keys.size(), false);
   key_saturated.assign(owned_keys.size(), false);
   ready_since.reset();
-
-  // Every worker said which rows it wrote: the others hold nothing of this
-  // epoch, so they count as answered empty and are never asked.
-  const auto reports = row_reports.find(next_epoch);
-  if (by_row && reports != row_reports.end() && reports->second.workers == options.num_workers) {
-    const std::vector<std::uint8_t>& written = reports->second.written;
-    for (std::uint32_t k = 0; k < plan_packets(); ++k) {
-      if (RowBit(written, k)) continue;
-      answered[k] = true;
-      ++answered_count;
-      ++counters.rows_skipped;
-    }
-  } else if (by_row && options.written_rows_grace.count() > 0) {
-    ++counters.epochs_without_row_reports;
-  }
-  row_reports.erase(row_reports.begin(), row_reports.upper_bound(next_epoch));
-  if (answered_count == plan_packets()) Finish(HotPathStatus::kOk);
+  // No worker wrote any of this server's keys.
+  if (plan_packets() == 0) Finish(HotPathStatus::kOk);
 }
 
-bool HotCollector::Impl::WaitingForRowReports(Clock::time_point now) const {
-  if (!by_row || options.written_rows_grace.count() == 0) return false;
-  const auto reports = row_reports.find(next_epoch);
-  if (reports != row_reports.end() && reports->second.workers == options.num_workers) return false;
-  return ready_since && now < *ready_since + options.written_rows_grace;
+bool HotCollector::Impl::WaitingForKeyReports(Clock::time_point now) const {
+  if (options.written_keys_grace.count() == 0) return false;
+  const auto reports = key_reports.find(next_epoch);
+  if (reports != key_reports.end() && reports->second.workers == options.num_workers) return false;
+  return ready_since && now < *ready_since + options.written_keys_grace;
 }
 
 void HotCollector::Impl::Finish(HotPathStatus status) {
@@ -523,26 +567,28 @@ void HotCollector::Impl::Finish(HotPathStatus status) {
   }
   vals.clear();
   collecting = false;
+  plan = &full_plan;
   ++next_epoch;
   retry.OnProgress();
 }
 
 void HotCollector::Impl::Progress(Clock::time_point now) {
-  if (plan_packets() == 0) return;
+  if (full_plan.packets.empty()) return;
   if (!collecting) {
     if (ready_upto && *ready_upto >= next_epoch) {
       if (!ready_since) ready_since = now;
-      if (WaitingForRowReports(now)) return;
+      if (WaitingForKeyReports(now)) return;
       Start();
       // No worker wrote any of this server's rows: on to the next epoch.
       if (!collecting) return Progress(now);
     } else {
       if (now < last_poll + options.ready_poll) return;
-      // Ask for the first packet: NOT_READY, or the data itself if READY was lost.
-      plan.packets[0].SetEpoch(next_epoch);
-      plan.packets[0].SetFlags(plan_flags());
-      plan.packets[0].SetSeq(0);
-      out.PushView(plan.packets[0].view(), options.switch_address);
+      // Ask with the first packet of the full plan: NOT_READY, or READY and
+      // values (not taken) if READY was lost.
+      full_plan.packets[0].SetEpoch(next_epoch);
+      full_plan.packets[0].SetFlags(plan_flags());
+      full_plan.packets[0].SetSeq(kCollectPollPacket);
+      out.PushView(full_plan.packets[0].view(), options.switch_address);
       last_poll = now;
       ++counters.ready_polls;
       return;
@@ -585,14 +631,14 @@ void HotCollector::Impl::Progress(Clock::time_point now) {
 
 void HotCollector::Impl::SendCollect(std::uint32_t k, Clock::time_point now, bool resend) {
   if (resend) {
-    plan.packets[k].SetFlags(plan_flags() | wire::kFlagRetransmission);
+    plan->packets[k].SetFlags(plan_flags() | wire::kFlagRetransmission);
     if (attempts[k] < 255) ++attempts[k];
     ++counters.retransmissions;
   } else {
     ++counters.collect_packets;
   }
-  plan.packets[k].SetSeq(k | std::uint32_t{attempts[k]} << kCollectSeqPacketBits);
-  out.PushView(plan.packets[k].view(), options.switch_address);
+  plan->packets[k].SetSeq(k | std::uint32_t{attempts[k]} << kCollectSeqPacketBits);
+  out.PushView(plan->packets[k].view(), options.switch_address);
   sent_at[k] = now;
   last_send_order[k] = ++sends;
   if (!resend) first_send_order[k] = sends;
@@ -677,8 +723,8 @@ void HotCollector::PublishUpdate(std::uint32_t epoch, std::span<const hot::Key> 
   impl.waker.Wake();
 }
 
-void HotCollector::AddWrittenRows(std::uint32_t epoch, std::uint32_t worker,
-                                  std::span<const std::uint8_t> bitmap) {
+void HotCollector::AddWrittenKeys(std::uint32_t epoch, std::uint32_t worker,
+                                  std::span<const std::uint8_t> key_set) {
   Impl& impl = *impl_;
   {
     std::lock_guard lock(impl.mutex);
@@ -686,23 +732,28 @@ void HotCollector::AddWrittenRows(std::uint32_t epoch, std::uint32_t worker,
     // anything further is not a report of this job.
     constexpr std::uint32_t kMaxEpochsAhead = 64;
     const bool current = epoch > impl.next_epoch || (epoch == impl.next_epoch && !impl.collecting);
-    if (!impl.by_row || !current || epoch - impl.next_epoch > kMaxEpochsAhead ||
-        worker >= impl.options.num_workers ||
-        bitmap.size() != RowBitmapBytes(impl.plan_packets())) {
-      ++impl.counters.row_reports_ignored;
+    if (!current || epoch - impl.next_epoch > kMaxEpochsAhead ||
+        worker >= impl.options.num_workers) {
+      ++impl.counters.key_reports_ignored;
       return;
     }
-    Impl::RowReports& reports = impl.row_reports[epoch];
-    if (reports.reported.empty()) {
-      reports.written.assign(bitmap.size(), 0);
+    const auto universe = static_cast<std::uint32_t>(impl.owned_keys.size());
+    const bool fresh = impl.key_reports.count(epoch) == 0;
+    Impl::KeyReports& reports = impl.key_reports[epoch];
+    if (fresh) {
+      reports.written.assign(KeyBitmapBytes(universe), 0);
       reports.reported.assign(impl.options.num_workers, false);
     }
-    for (std::size_t i = 0; i < bitmap.size(); ++i) reports.written[i] |= bitmap[i];
+    if (!MergeKeySet(key_set, universe, reports.written)) {
+      if (fresh) impl.key_reports.erase(epoch);
+      ++impl.counters.key_reports_ignored;
+      return;
+    }
     if (!reports.reported[worker]) {
       reports.reported[worker] = true;
       ++reports.workers;
     }
-    ++impl.counters.row_reports;
+    ++impl.counters.key_reports;
   }
   impl.waker.Wake();
 }

@@ -26,9 +26,13 @@ namespace libra::hotpath {
 // the server's plan of the epoch in the low kCollectSeqPacketBits bits, and
 // which send of it this is (0 the first, 1 the first resend, ..., at most
 // 255) in the high bits, so that the collector knows which send an answer
-// belongs to.
+// belongs to. A poll (is the epoch complete?) carries packet number
+// kCollectPollPacket: its answer says READY or NOT_READY, and its values are
+// never taken (the epoch's plan, chosen only once the epoch is complete, may
+// read other cells in its packet 0).
 inline constexpr unsigned kCollectSeqPacketBits = 24;
 inline constexpr std::uint32_t kCollectSeqPacketMask = (1u << kCollectSeqPacketBits) - 1;
+inline constexpr std::uint32_t kCollectPollPacket = kCollectSeqPacketMask;
 
 struct HotCollectorOptions {
   std::uint32_t job_id = 0;
@@ -49,13 +53,14 @@ struct HotCollectorOptions {
   // is complete (a lost READY costs this much, never the epoch). An answer
   // NOT_READY is asked again after the same interval.
   std::chrono::milliseconds ready_poll{20};
-  // Read whole rows (COLLECT flagged ROW) when this server's values occupy
+  // Reading every cell (the plan of an epoch some worker did not report):
+  // read whole rows (COLLECT flagged ROW) when this server's values occupy
   // rows no other server's value shares; otherwise one slot per cell.
   bool collect_by_row = false;
-  // Reading by row, wait this long after READY for every worker's report of
-  // the rows it wrote (AddWrittenRows) and read only their union; once it
-  // has passed, read every row. 0: never wait, read every row.
-  std::chrono::milliseconds written_rows_grace{0};
+  // Wait this long after READY for every worker's report of the keys it
+  // wrote (AddWrittenKeys), then read only their cells, packed as DATA is;
+  // once it has passed, read every cell. 0: never wait, read every cell.
+  std::chrono::milliseconds written_keys_grace{0};
 };
 
 // One epoch's aggregate of this server's hot keys that some worker pushed
@@ -99,10 +104,11 @@ struct HotCollectorCounters {
   std::uint64_t malformed_packets = 0;  // not a wire message (wire::Decode failed)
   std::uint64_t ignored_packets = 0;    // another job or node, unexpected type or cell
   std::uint64_t send_errors = 0;
-  std::uint64_t row_reports = 0;                 // AddWrittenRows calls taken
-  std::uint64_t row_reports_ignored = 0;         // for an epoch done, or malformed
-  std::uint64_t rows_skipped = 0;                // rows no worker wrote, not read
-  std::uint64_t epochs_without_row_reports = 0;  // the grace passed: every row read
+  std::uint64_t key_reports = 0;                 // AddWrittenKeys calls taken
+  std::uint64_t key_reports_ignored = 0;         // for an epoch done, or malformed
+  std::uint64_t epochs_by_written_keys = 0;      // read by the workers' reports
+  std::uint64_t packets_saved = 0;               // COLLECTs those epochs did not need
+  std::uint64_t epochs_without_key_reports = 0;  // the grace passed: every cell read
   // Microseconds, summed over epochs: READY (or the poll that found the
   // epoch complete) to the last RESULT.
   std::uint64_t collect_micros = 0;
@@ -124,8 +130,9 @@ class HotCollector {
   HotCollector& operator=(const HotCollector&) = delete;
 
   UdpEndpoint local() const;
-  // Whether COLLECTs read whole rows (HotCollectorOptions::collect_by_row and
-  // rows of this server's own), or one slot per cell.
+  // Whether an epoch without every worker's report reads whole rows
+  // (HotCollectorOptions::collect_by_row and rows of this server's own), or
+  // one slot per cell.
   bool collects_by_row() const;
 
   // Sends the new values of owned keys after epoch `epoch` as UPDATE packets
@@ -140,15 +147,15 @@ class HotCollector {
   void PublishUpdate(std::uint32_t epoch, std::span<const hot::Key> keys,
                      std::span<const float> vals);
 
-  // Worker `worker` wrote, in `epoch`, the rows whose bits are set in
-  // `bitmap`: bit k (written_rows.h) is the k-th of CollectRows of this
-  // server's keys. Once every worker has reported an epoch, its COLLECTs
-  // read only the rows some worker wrote (within written_rows_grace of READY;
-  // a report that comes later, or none, costs reading every row, never a
-  // value). Ignored when not collecting by row, for an epoch already
-  // collected, or with a bitmap of the wrong size. Thread-safe.
-  void AddWrittenRows(std::uint32_t epoch, std::uint32_t worker,
-                      std::span<const std::uint8_t> bitmap);
+  // Worker `worker` wrote, in `epoch`, the owned keys `key_set` names
+  // (written_keys.h: positions among the owned keys, ascending by key). Once
+  // every worker has reported an epoch, its COLLECTs read only the cells of
+  // keys some worker wrote, packed layout-aware (within written_keys_grace
+  // of READY; a report that comes later, or none, costs reading every cell,
+  // never a value). Ignored (and counted) for an epoch already collected or
+  // with a malformed set. Thread-safe.
+  void AddWrittenKeys(std::uint32_t epoch, std::uint32_t worker,
+                      std::span<const std::uint8_t> key_set);
 
   HotCollectorCounters counters() const;
 

@@ -50,7 +50,7 @@ class ServerPathImpl final : public ps::ServerHotPath {
     };
     events.fallback_push = [this](const FallbackPush& push) { OnFallbackPush(push); };
     events.resume = [this](const Resume& resume) { OnResume(resume); };
-    events.written_rows = [this](const WrittenRows& rows) { OnWrittenRows(rows); };
+    events.written_keys = [this](const WrittenKeys& keys) { OnWrittenKeys(keys); };
     node->SetSwitchEvents(std::move(events));
     node->OnServerInstall([this](const Install& install, libra::UdpEndpoint local) {
       StartCollecting(install, local);
@@ -138,26 +138,26 @@ class ServerPathImpl final : public ps::ServerHotPath {
     options.num_workers = install_.num_workers;
     options.first_epoch = first_epoch;
     options.collect_by_row = true;
-    options.written_rows_grace = kWrittenRowsGrace;
+    options.written_keys_grace = kWrittenKeysGrace;
     std::vector<libra::hot::Key> owned(owned_keys_.begin(), owned_keys_.end());
     collector_ = std::make_unique<libra::hotpath::HotCollector>(
         install_.hot_set, owned, options,
         [this](CollectedEpoch epoch) { Deliver(std::move(epoch)); });
     publish_all_from_ = first_epoch;
-    for (const WrittenRows& rows : early_rows_) {
-      collector_->AddWrittenRows(rows.epoch, rows.worker, rows.bitmap);
+    for (const WrittenKeys& keys : early_reports_) {
+      collector_->AddWrittenKeys(keys.epoch, keys.worker, keys.key_set);
     }
-    early_rows_.clear();
+    early_reports_.clear();
   }
 
-  // A worker's written rows: for the collector, or kept until it exists (a
+  // A worker's written keys: for the collector, or kept until it exists (a
   // worker may push its first hot epoch before this server has its INSTALL).
-  void OnWrittenRows(const WrittenRows& rows) {
+  void OnWrittenKeys(const WrittenKeys& keys) {
     std::lock_guard<std::mutex> lock(mu_);
     if (collector_) {
-      collector_->AddWrittenRows(rows.epoch, rows.worker, rows.bitmap);
-    } else if (early_rows_.size() < kMaxEarlyRows && !stopping_) {
-      early_rows_.push_back(rows);
+      collector_->AddWrittenKeys(keys.epoch, keys.worker, keys.key_set);
+    } else if (early_reports_.size() < kMaxEarlyReports && !stopping_) {
+      early_reports_.push_back(keys);
     }
   }
 
@@ -467,10 +467,11 @@ class ServerPathImpl final : public ps::ServerHotPath {
                         {"written_values", c.written_values},
                         {"collect_micros", c.collect_micros},
                         {"by_row", collector_->collects_by_row()},
-                        {"row_reports", c.row_reports},
-                        {"row_reports_ignored", c.row_reports_ignored},
-                        {"rows_skipped", c.rows_skipped},
-                        {"epochs_without_row_reports", c.epochs_without_row_reports},
+                        {"key_reports", c.key_reports},
+                        {"key_reports_ignored", c.key_reports_ignored},
+                        {"epochs_by_written_keys", c.epochs_by_written_keys},
+                        {"packets_saved", c.packets_saved},
+                        {"epochs_without_key_reports", c.epochs_without_key_reports},
                         {"saturated_values", c.saturated_values},
                         {"update_packets", c.update_packets},
                         {"update_acks", c.update_acks},
@@ -501,12 +502,12 @@ class ServerPathImpl final : public ps::ServerHotPath {
 
   // Where the epochs come from: the switch, or the workers while it is down.
   std::unique_ptr<libra::hotpath::HotCollector> collector_;
-  // How long a collector waits after READY for the workers' WRITTEN_ROWS
+  // How long a collector waits after READY for the workers' WRITTEN_KEYS
   // (they leave with the workers' pushes, ahead of their cold values) before
-  // it reads every row instead.
-  static constexpr std::chrono::milliseconds kWrittenRowsGrace{250};
-  static constexpr size_t kMaxEarlyRows = 4096;
-  std::vector<WrittenRows> early_rows_;                             // before the collector exists
+  // it reads every cell instead.
+  static constexpr std::chrono::milliseconds kWrittenKeysGrace{250};
+  static constexpr size_t kMaxEarlyReports = 4096;
+  std::vector<WrittenKeys> early_reports_;                          // before the collector exists
   std::unique_ptr<libra::hotpath::FallbackAggregator> aggregator_;  // null: no hot keys
   uint32_t generation_ = 0;  // the hot path's incarnation (one per RESUME)
   bool fallback_ = false;

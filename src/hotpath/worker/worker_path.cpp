@@ -14,7 +14,7 @@
 
 #include "hot/hot_key_table.h"
 #include "hot/hot_switch_layout.h"
-#include "hotpath/messages/written_rows.h"
+#include "hotpath/messages/written_keys.h"
 #include "hotpath/node/hot_path_node.h"
 #include "hotpath/worker/hot_sender.h"
 #include "hotpath/worker/sampled_counts.h"
@@ -146,7 +146,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     cold_values_ += cold->vals.size();
     Task task{epoch, {}, pull_back, hot.keys, std::move(done), generation_};
     if (sender_) {
-      SendWrittenRows(epoch, hot.keys);
+      SendWrittenKeys(epoch, hot.keys);
       task.sent = sender_->Push(epoch, std::span<const ps::Key>(hot.keys.data(), hot.keys.size()),
                                 std::span<const float>(hot.vals.data(), hot.vals.size()),
                                 std::span<const int>(hot.lens.data(), hot.lens.size()));
@@ -249,7 +249,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     sender_options_.switch_address = Config().switch_data;
     sender_options_.local = join.address;
     sender_options_.key_owners.assign(key_owners_.begin(), key_owners_.end());
-    PlanWrittenRows();
+    key_position_ = libra::hotpath::OwnedKeyPositions(*hot_set_, key_owners_, &keys_of_server_);
     StartSender(install.job_id, install.first_epoch, 0);
     LOG(INFO) << "libra: worker " << join.rank << " on the hot path from epoch "
               << install.first_epoch << " (" << hot_set_->size() << " hot keys)";
@@ -412,44 +412,28 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     if (sent_to_servers_.size() > kEpochsKeptAfterSending) sent_to_servers_.pop_front();
   }
 
-  // Each server reads only the rows some worker wrote (WRITTEN_ROWS): the
-  // position of every row of a server's keys in its CollectRows order.
-  void PlanWrittenRows() {
-    const uint32_t num_servers =
-        key_owners_.empty() ? 0 : *std::max_element(key_owners_.begin(), key_owners_.end()) + 1;
-    std::vector<std::vector<libra::hot::Key>> keys_of(num_servers);
-    for (size_t i = 0; i < key_owners_.size(); ++i) {
-      keys_of[key_owners_[i]].push_back(hot_set_->keys()[i].key);
-    }
-    row_position_.assign(num_servers, {});
-    rows_of_server_.assign(num_servers, 0);
-    for (uint32_t s = 0; s < num_servers; ++s) {
-      const std::vector<uint32_t> rows = libra::hotpath::CollectRows(*hot_set_, keys_of[s]);
-      row_position_[s].assign(hot_set_->layout().cells_per_array, -1);
-      for (size_t k = 0; k < rows.size(); ++k) row_position_[s][rows[k]] = static_cast<int32_t>(k);
-      rows_of_server_[s] = rows.size();
-    }
-  }
-
-  // Tells every server that owns hot keys which of its rows this epoch's hot
-  // values go to; sent before the values, so it is ahead of the cold ones.
-  void SendWrittenRows(uint32_t epoch, const ps::SArray<ps::Key>& hot_keys) {
-    std::vector<WrittenRows> reports(rows_of_server_.size());
-    for (size_t s = 0; s < reports.size(); ++s) {
-      reports[s].epoch = epoch;
-      reports[s].worker = sender_options_.worker_id;
-      reports[s].bitmap.assign(RowBitmapBytes(rows_of_server_[s]), 0);
-    }
+  // Tells every server that owns hot keys which of them this epoch's hot
+  // push carries (WRITTEN_KEYS), so that it reads only their cells; sent
+  // before the values, so it is ahead of the cold ones.
+  void SendWrittenKeys(uint32_t epoch, const ps::SArray<ps::Key>& hot_keys) {
+    std::vector<std::vector<uint32_t>> positions(keys_of_server_.size());
     for (ps::Key key : hot_keys) {
       const uint32_t index = hot_set_->Find(key);
-      const uint32_t server = key_owners_[index];
-      for (const libra::hot::CellAddress& cell : hot_set_->CellsOf(index)) {
-        const int32_t k = row_position_[server][cell.index];
-        if (k >= 0) SetRowBit(reports[server].bitmap, static_cast<size_t>(k));
-      }
+      positions[key_owners_[index]].push_back(key_position_[index]);
     }
-    for (size_t s = 0; s < reports.size(); ++s) {
-      if (rows_of_server_[s] > 0) node_->SendWrittenRows(static_cast<int>(s), reports[s]);
+    for (size_t s = 0; s < positions.size(); ++s) {
+      if (keys_of_server_[s] == 0) continue;
+      // A push's keys ascend, and so do their positions; a caller's unsorted
+      // push (PS-lite asks for sorted keys but does not check) is sorted here.
+      if (!std::is_sorted(positions[s].begin(), positions[s].end())) {
+        std::sort(positions[s].begin(), positions[s].end());
+      }
+      positions[s].erase(std::unique(positions[s].begin(), positions[s].end()), positions[s].end());
+      WrittenKeys report;
+      report.epoch = epoch;
+      report.worker = sender_options_.worker_id;
+      report.key_set = libra::hotpath::EncodeKeySet(positions[s], keys_of_server_[s]);
+      node_->SendWrittenKeys(static_cast<int>(s), report);
     }
   }
 
@@ -765,9 +749,9 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
   float max_abs_ = 0;
   std::shared_ptr<const libra::hot::HotSet> hot_set_;  // null: the plain path
   std::vector<uint32_t> key_owners_;                   // server of each hot key (hot-set order)
-  std::vector<std::vector<int32_t>> row_position_;     // per server: row -> bit, or -1
-  std::vector<size_t> rows_of_server_;                 // per server: rows of its keys
-  libra::hotpath::HotSenderOptions sender_options_;    // all but the job and the first epoch
+  std::vector<uint32_t> key_position_;    // hot key -> its position among its server's keys
+  std::vector<uint32_t> keys_of_server_;  // per server: how many hot keys it owns
+  libra::hotpath::HotSenderOptions sender_options_;  // all but the job and the first epoch
   // The switch's side: null while the switch is down (fallback_).
   std::shared_ptr<libra::hotpath::HotSender> sender_;
   uint32_t sender_first_epoch_ = 0;
