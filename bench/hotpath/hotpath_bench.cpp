@@ -30,13 +30,12 @@ void BM_PackPush(benchmark::State& state) {
     keys.push_back(key.key);
     vals.push_back(0.001f * static_cast<float>(rng() % 1000));
   }
-  hot::LayoutAwarePacker packer(kArrays);
   wire::Header header;
   header.type = wire::MessageType::kData;
   std::size_t packets = 0;
   for (auto _ : state) {
     const auto first_value = CheckHotValues(set, keys, vals, {});
-    const PackedValues packed = PackHotValues(set, packer, header, keys, first_value, vals);
+    const PackedValues packed = PackHotValues(set, header, keys, first_value, vals);
     packets = packed.packets.size();
     benchmark::DoNotOptimize(packed.packets.data());
   }

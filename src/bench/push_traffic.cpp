@@ -64,7 +64,6 @@ PushTraffic MakePushTraffic(const PushTrafficOptions& options) {
   std::mt19937_64 rng(options.seed);
   std::discrete_distribution<std::uint64_t> rank(popularity.begin(), popularity.end());
   std::uniform_real_distribution<float> gradient(-1.0f, 1.0f);
-  hot::LayoutAwarePacker packer(layout.num_arrays);
   std::vector<std::uint32_t> epoch_of_cell(hot_set.layout().capacity(), ~std::uint32_t{0});
   std::uint64_t cells_touched = 0;
   std::uint64_t occurrences = 0;
@@ -91,8 +90,7 @@ PushTraffic MakePushTraffic(const PushTrafficOptions& options) {
       header.type = wire::MessageType::kData;
       header.job_id = made.traffic.job_id;
       header.node_id = static_cast<std::uint16_t>(w);
-      sent[w] = PackHotValues(hot_set, packer, header, keys,
-                              CheckHotValues(hot_set, keys, vals, {}), vals)
+      sent[w] = PackHotValues(hot_set, header, keys, CheckHotValues(hot_set, keys, vals, {}), vals)
                     .packets;
       made.values += keys.size();
       for (const hot::Key key : keys) {

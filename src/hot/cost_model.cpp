@@ -4,11 +4,13 @@
 #include <cmath>
 #include <cstdio>
 
+#include "wire/wire.h"
+
 namespace libra::hot {
 namespace {
 
 constexpr double kUnknownLinkBytesPerSecond = 10e9 / 8;  // 10 Gbit/s
-constexpr double kCollectBytes = 64;                     // a COLLECT request on the wire
+constexpr double kFrameBytes = 42;  // UDP, IPv4 and Ethernet headers of a packet
 constexpr size_t kFirstCandidate = 256;
 
 // The share of epochs in which at least one of `workers` pushes a key that
@@ -78,15 +80,33 @@ CostPrediction PredictCost(const CostInput& input, const std::vector<KeySample>&
   p.plain_seconds =
       std::max(p.plain_server_bytes / rate + plain_server_cpu, p.plain_worker_bytes / rate);
 
-  // Libra: DATA (and their ACKs) from each worker; per written row a COLLECT,
-  // a RESULT and an UPDATE at its server, and a REPLICA to every worker.
+  // Libra: DATA (and their ACKs) from each worker. The servers read the
+  // written values with COLLECTs packed as DATA are (the RESULT answers with
+  // the written ones), or by row when that takes fewer packets, and publish
+  // them as UPDATE row blocks (each ACKed), which reach every worker as
+  // REPLICAs.
   const double data_packets = worker_values / (slots * c.packing_utilisation);
-  const double rows = p.written_rows;
-  p.libra_server_packets = 3 * rows / servers;
-  p.libra_server_bytes = rows * (2 * c.packet_bytes + kCollectBytes) / servers;
-  p.libra_worker_packets = 2 * data_packets + rows;
-  p.libra_worker_bytes = (data_packets + rows) * c.packet_bytes;
-  p.libra_switch_packets = 2 * workers * data_packets + rows * (3 + workers);
+  const double all_rows = std::ceil(static_cast<double>(p.values) / slots);
+  p.collect_packets =
+      std::min(p.written_values / (slots * c.packing_utilisation), all_rows) + servers;
+  const double update_payload = wire::kMaxMessageBytes - wire::kHeaderBytes;
+  p.update_packets = std::ceil((p.written_rows * wire::kRowBlockHeaderBytes +
+                                p.written_values * wire::kValueBytes) /
+                               update_payload) +
+                     servers;
+  const double collect_bytes = p.collect_packets * (wire::kHeaderBytes + kFrameBytes) +
+                               p.written_values * (wire::kSlotBytes / c.packing_utilisation);
+  const double result_bytes =
+      p.collect_packets * (wire::kHeaderBytes + wire::kMaskBytes + kFrameBytes) +
+      p.written_values * wire::kValueBytes;
+  const double update_bytes =
+      p.update_packets * (wire::kHeaderBytes + kFrameBytes) + p.written_values * wire::kValueBytes;
+  p.libra_server_packets = 2 * (p.collect_packets + p.update_packets) / servers;
+  p.libra_server_bytes = (collect_bytes + result_bytes + update_bytes) / servers;
+  p.libra_worker_packets = 2 * data_packets + p.update_packets;
+  p.libra_worker_bytes = data_packets * c.packet_bytes + update_bytes;
+  p.libra_switch_packets =
+      2 * workers * data_packets + 2 * p.collect_packets + p.update_packets * (2 + workers);
   if (keys == 0) return p;
   const double busiest =
       std::max({p.libra_server_bytes / rate, p.libra_worker_bytes / rate,

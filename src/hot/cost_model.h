@@ -6,11 +6,13 @@
 // of the keys in order of pushes) the model predicts, per epoch:
 //   plain PS: the pushes and pulls of H's values as key-value pairs over the
 //     servers' links, plus the servers' CPU per value;
-//   Libra:    the DATA packets from each worker, the RESULT and UPDATE
-//     packets of the rows written in the epoch (server link), the REPLICA
-//     packets to each worker (the whole set's written rows), the hosts' and
-//     the switch's CPU per packet, plus a fixed latency per epoch (the
-//     FIN -> READY -> COLLECT -> RESULT -> UPDATE -> REPLICA chain).
+//   Libra:    the DATA packets from each worker; at the servers, the
+//     COLLECT and RESULT packets that read the epoch's written values (P to
+//     a packet, as DATA are packed; never more than reading every row) and
+//     the UPDATE packets that publish them (row blocks of the written rows);
+//     the REPLICA packets to each worker; the hosts' and the switch's CPU per
+//     packet, plus a fixed latency per epoch (the FIN -> READY -> COLLECT ->
+//     RESULT -> UPDATE -> REPLICA chain).
 // Each path's time is its busiest link or processor, as the pieces overlap.
 // The set with the largest predicted saving wins; none when no candidate
 // saves more than `min_saving` of the plain time (docs/hot-parameters.md,
@@ -62,6 +64,8 @@ struct CostPrediction {
   uint64_t values = 0;
   double written_values = 0;        // values some worker pushes in an epoch
   double written_rows = 0;          // rows of P cells with a written value
+  double collect_packets = 0;       // COLLECTs (and RESULTs) per epoch, all servers
+  double update_packets = 0;        // UPDATEs per epoch, all servers (REPLICAs per worker)
   double plain_server_bytes = 0;    // per server link, both directions
   double plain_worker_bytes = 0;    // per worker link, both directions
   double libra_server_bytes = 0;    // RESULT + UPDATE per server link (+ COLLECT)

@@ -12,10 +12,13 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 
 namespace libra {
@@ -295,6 +298,22 @@ int RunProcesses(const std::vector<ProcessSpec>& processes, const RunOptions& op
     for (const Child& c : children) usage->push_back(c.usage);
   }
   return result;
+}
+
+double CpuSecondsOf(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // The command name, in parentheses, may hold spaces: fields count from
+  // the last ')'.
+  const size_t close = text.rfind(')');
+  if (close == std::string::npos || close + 2 > text.size()) return 0;
+  std::istringstream fields(text.substr(close + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i) {
+    if (i == 14 || i == 15) ticks += std::strtod(field.c_str(), nullptr);  // utime, stime
+  }
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 }  // namespace libra

@@ -5,6 +5,8 @@
 // others are stopped (SIGTERM, then SIGKILL).
 #pragma once
 
+#include <sys/types.h>
+
 #include <iosfwd>
 #include <map>
 #include <string>
@@ -55,5 +57,9 @@ int RunProcesses(const std::vector<ProcessSpec>& processes, const RunOptions& op
 
 // A TCP port on 127.0.0.1 that is free right now.
 int FindFreePort();
+
+// CPU seconds (user + system) a running process has used so far, from
+// /proc/PID/stat; 0 when it cannot be read.
+double CpuSecondsOf(pid_t pid);
 
 }  // namespace libra

@@ -66,6 +66,14 @@ json Summarise(const json& report) {
         {"sent", iterations > 0 ? node.value("bytes_sent", 0.0) / iterations : 0.0},
         {"received", iterations > 0 ? node.value("bytes_received", 0.0) / iterations : 0.0}};
   }
+  // CPU milliseconds per iteration of every process, and all of them.
+  double cpu_total = 0;
+  for (const json& process : report.value("processes", json::array())) {
+    const double ms = iterations > 0 ? process.value("cpu_seconds", 0.0) * 1e3 / iterations : 0.0;
+    out["cpu_ms_per_iteration"][process.value("name", "?")] = ms;
+    cpu_total += ms;
+  }
+  out["cpu_ms_per_iteration"]["total"] = cpu_total;
   const json* worker = NodeOf(report, "worker", 0);
   const json* server = NodeOf(report, "server", 0);
   const json* scheduler = NodeOf(report, "scheduler", 0);
@@ -148,8 +156,12 @@ json RunOverheadBench(const OverheadBenchOptions& options, const std::string& se
                        {"workers", options.workers},   {"servers", options.servers},
                        {"hot_sets", options.hot_sets}, {"repeat", options.repeat}};
   report["configs"] = json::array();
-  std::printf("%-7s %5s %2s %2s %-6s %12s %12s %6s %22s %9s\n", "model", "batch", "N", "M", "hot",
-              "plain/s", "libra/s", "ratio", "libra pull/comp/push", "hot keys");
+  // cpu: CPU milliseconds per iteration of all the job's processes, plain
+  // and Libra; cpu ratio = plain's over Libra's, the ratio the two would
+  // have if the machine's cores were all that limited them.
+  std::printf("%-7s %5s %2s %2s %-6s %12s %12s %6s %22s %15s %9s %9s\n", "model", "batch", "N", "M",
+              "hot", "plain/s", "libra/s", "ratio", "libra pull/comp/push", "cpu ms/it",
+              "cpu ratio", "hot keys");
   const fs::path runs = fs::path(options.out_dir) / "runs";
   fs::create_directories(runs);
   for (uint32_t round = 0; round < options.repeat; ++round) {
@@ -184,9 +196,13 @@ json RunOverheadBench(const OverheadBenchOptions& options, const std::string& se
               const json run = RunOne(libra, self, tag + "-" + hot_set);
               const double ratio = run["samples_per_second"].get<double>() /
                                    plain["samples_per_second"].get<double>();
-              json entry = {{"model", model},     {"batch", batch},     {"workers", workers},
-                            {"servers", servers}, {"hot_set", hot_set}, {"round", round},
-                            {"plain", plain},     {"libra", run},       {"ratio", ratio}};
+              const double plain_cpu = plain["cpu_ms_per_iteration"].value("total", 0.0);
+              const double libra_cpu = run["cpu_ms_per_iteration"].value("total", 0.0);
+              const double cpu_ratio = libra_cpu > 0 ? plain_cpu / libra_cpu : 0.0;
+              json entry = {{"model", model},        {"batch", batch},     {"workers", workers},
+                            {"servers", servers},    {"hot_set", hot_set}, {"round", round},
+                            {"plain", plain},        {"libra", run},       {"ratio", ratio},
+                            {"cpu_ratio", cpu_ratio}};
               const json& split = run["worker0_ms_per_iteration"];
               const double hot_keys = run.contains("cost_model") && run["cost_model"].is_object()
                                           ? run["cost_model"].value("keys", 0.0)
@@ -194,10 +210,12 @@ json RunOverheadBench(const OverheadBenchOptions& options, const std::string& se
               char line[64];
               std::snprintf(line, sizeof line, "%.2f/%.2f/%.2f", split.value("pull_ms", 0.0),
                             split.value("compute_ms", 0.0), split.value("push_ms", 0.0));
-              std::printf("%-7s %5u %2d %2d %-6s %12.0f %12.0f %6.2f %22s %9s\n", model.c_str(),
-                          batch, workers, servers, hot_set.c_str(),
+              char cpu[32];
+              std::snprintf(cpu, sizeof cpu, "%.2f/%.2f", plain_cpu, libra_cpu);
+              std::printf("%-7s %5u %2d %2d %-6s %12.0f %12.0f %6.2f %22s %15s %9.2f %9s\n",
+                          model.c_str(), batch, workers, servers, hot_set.c_str(),
                           plain["samples_per_second"].get<double>(),
-                          run["samples_per_second"].get<double>(), ratio, line,
+                          run["samples_per_second"].get<double>(), ratio, line, cpu, cpu_ratio,
                           hot_keys >= 0 ? std::to_string(static_cast<long>(hot_keys)).c_str()
                                         : (run.value("hot_epochs", 0.0) > 0 ? "forced" : "-"));
               std::fflush(stdout);

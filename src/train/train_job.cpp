@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -357,10 +358,9 @@ int RunWorker(const TrainJobConfig& config, const ModelConfig& model_config, Nod
   return 0;
 }
 
-// Adds the switch's counters to the report at `path` as "switch" (or the
-// reason they could not be read), so the report shows the packets that went
-// through it. A switch shared by several jobs counts them all.
-void AddSwitchCounters(const std::string& path, const std::string& control) {
+// Rewrites the report at `path` (written by the scheduler) with what `add`
+// puts in it.
+void AmendReport(const std::string& path, const std::function<void(json&)>& add) {
   json report;
   try {
     std::ifstream in(path);
@@ -369,6 +369,16 @@ void AddSwitchCounters(const std::string& path, const std::string& control) {
     std::cerr << "libra train: cannot read the report " << path << ": " << e.what() << "\n";
     return;
   }
+  add(report);
+  std::ofstream out(path);
+  out << report.dump(2) << "\n";
+  if (!out) std::cerr << "libra train: cannot write the report " << path << "\n";
+}
+
+// The switch's counters as "switch" (or the reason they could not be read),
+// so the report shows the packets that went through it. A switch shared by
+// several jobs counts them all.
+void AddSwitchCounters(json& report, const std::string& control) {
   try {
     json counters = hotpath::SwitchControlClient(control).Counters();
     counters.erase("ok");
@@ -379,9 +389,37 @@ void AddSwitchCounters(const std::string& path, const std::string& control) {
               << "\n";
     report["switch"] = {{"control", control}, {"error", e.what()}};
   }
-  std::ofstream out(path);
-  out << report.dump(2) << "\n";
-  if (!out) std::cerr << "libra train: cannot write the report " << path << "\n";
+}
+
+// The CPU seconds every process of the job used, as "processes" (a switch
+// started for the job as "switchd"): on a machine with few cores, what the
+// two paths cost in CPU bounds their speed as much as the links do.
+void AddProcessCpu(json& report, const std::vector<ProcessUsage>& usage, double switch_cpu) {
+  json processes = json::array();
+  for (const ProcessUsage& u : usage) {
+    processes.push_back({{"name", u.name},
+                         {"cpu_seconds", u.user_seconds + u.system_seconds},
+                         {"wall_seconds", u.wall_seconds}});
+  }
+  if (switch_cpu > 0) processes.push_back({{"name", "switchd"}, {"cpu_seconds", switch_cpu}});
+  report["processes"] = processes;
+}
+
+// Runs the job's processes and adds their CPU (and, with the hot path, the
+// switch's counters and CPU) to its report.
+int RunLocalJob(const LocalJob& job, const TrainJobConfig& config,
+                const LocalSwitchd* local_switch) {
+  RunOptions options;
+  options.timeout_s = config.timeout_s;
+  std::vector<ProcessUsage> usage;
+  const int status = RunProcesses(LocalJobProcesses(job), options, &usage);
+  if (status != 0) return status;
+  const double switch_cpu = local_switch ? CpuSecondsOf(local_switch->pid()) : 0;
+  AmendReport(config.json_path, [&](json& report) {
+    AddProcessCpu(report, usage, switch_cpu);
+    if (config.libra.enabled()) AddSwitchCounters(report, config.libra.switch_control);
+  });
+  return status;
 }
 
 // Exact enough to give back the same float or double when parsed.
@@ -574,7 +612,7 @@ int LaunchLocalTraining(TrainJobConfig config, const std::string& self) {
   job.num_servers = config.servers;
   job.num_workers = config.workers;
   job.command = TrainNodeCommand(self, config);
-  if (!config.libra.enabled()) return RunProcesses(LocalJobProcesses(job), config.timeout_s);
+  if (!config.libra.enabled()) return RunLocalJob(job, config, nullptr);
 
   LibraOptions& libra = config.libra;
   std::unique_ptr<LocalSwitchd> local_switch;
@@ -612,9 +650,7 @@ int LaunchLocalTraining(TrainJobConfig config, const std::string& self) {
   } else {
     std::cout << "hot set from " << libra.hot_set_path << "\n";
   }
-  const int status = RunProcesses(LocalJobProcesses(job), config.timeout_s);
-  if (status == 0) AddSwitchCounters(config.json_path, libra.switch_control);
-  return status;
+  return RunLocalJob(job, config, local_switch.get());
 }
 
 }  // namespace libra::train

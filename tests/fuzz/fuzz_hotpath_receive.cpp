@@ -192,14 +192,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                     delivered.push_back(std::move(epoch));
                                   });
 
-  // The collector's COLLECT plan, from the same packer it uses.
-  hot::LayoutAwarePacker packer(num_arrays);
+  // The collector's COLLECT plan, packed as it packs it.
   wire::Header collect_header;
   collect_header.type = wire::MessageType::kCollect;
   const std::vector<std::uint32_t> first_value =
       hotpath::CheckHotValues(*hot_set, owned, owned_values, {});
   const hotpath::PackedValues plan =
-      hotpath::PackHotValues(*hot_set, packer, collect_header, owned, first_value, {});
+      hotpath::PackHotValues(*hot_set, collect_header, owned, first_value, {});
   const auto plan_packets = static_cast<std::uint32_t>(plan.packets.size());
   std::vector<std::uint32_t> len_of_key;
   std::vector<std::size_t> key_of_value;
@@ -209,7 +208,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   // The worker pushes every key: DATA packs like COLLECT, over all 8 cells.
   const auto data_packets = static_cast<std::uint32_t>(
-      hotpath::PackHotValues(*hot_set, packer, collect_header, keys,
+      hotpath::PackHotValues(*hot_set, collect_header, keys,
                              hotpath::CheckHotValues(*hot_set, keys, values, {}), {})
           .packets.size());
 

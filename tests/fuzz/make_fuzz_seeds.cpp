@@ -121,12 +121,11 @@ Bytes Header(wire::MessageType type, std::uint16_t node, std::uint32_t epoch, st
 hotpath::PackedValues Pack(const wire::Header& header, const std::vector<hot::Key>& keys,
                            const std::vector<float>& vals) {
   const auto hot_set = fuzz::FuzzHotSet();
-  hot::LayoutAwarePacker packer(hot_set->layout().num_arrays);
   std::vector<float> zeros;
   for (const hot::Key key : keys)
     zeros.resize(zeros.size() + hot_set->keys()[hot_set->Find(key)].value_len);
   const auto first = hotpath::CheckHotValues(*hot_set, keys, vals.empty() ? zeros : vals, {});
-  return hotpath::PackHotValues(*hot_set, packer, header, keys, first, vals);
+  return hotpath::PackHotValues(*hot_set, header, keys, first, vals);
 }
 
 // One server's epoch as HotCollector::PublishUpdate sends it (as `type`,

@@ -79,6 +79,27 @@ TEST(CostModel, RowsAreWrittenByTheirHottestKeyAndOnlyOncePerKey) {
   EXPECT_EQ(p.values, 6u);
 }
 
+// A sparse epoch writes a few cells in each of many rows: the servers read
+// the written values P to a COLLECT, not one COLLECT per row touched, and
+// never more than reading every row.
+TEST(CostModel, CollectsArePackedByWrittenValuesNotByRows) {
+  CostInput input;
+  input.num_workers = 4;
+  input.slots_per_packet = 32;
+  input.capacity_values = 1 << 20;
+  for (Key k = 0; k < 32000; ++k) input.keys.push_back({k, 1, 0.1});  // 1,000 rows
+  const CostPrediction sparse = PredictCost(input, input.keys, input.keys.size());
+  EXPECT_GT(sparse.written_rows, 900);
+  EXPECT_NEAR(sparse.collect_packets,
+              sparse.written_values / (32 * input.constants.packing_utilisation) + 1, 1e-6);
+  EXPECT_LT(sparse.collect_packets, sparse.written_rows / 5);
+
+  for (KeySample& k : input.keys) k.pushes_per_epoch = 4;  // every worker, every key
+  const CostPrediction dense = PredictCost(input, input.keys, input.keys.size());
+  EXPECT_NEAR(dense.collect_packets, 1000 + 1, 1e-6);  // every row, once
+  EXPECT_GT(dense.update_packets, dense.written_values * 4 / 512);
+}
+
 TEST(CostModel, NothingSampledMeansNoHotSet) {
   CostInput input;
   input.capacity_values = 1000;

@@ -39,13 +39,12 @@ TEST(HotPackets, EveryValueGoesOnceToItsArraySlot) {
     }
   }
   const auto first_value = CheckHotValues(set, keys, vals, {});
-  hot::LayoutAwarePacker packer(4);
   wire::Header header;
   header.type = wire::MessageType::kData;
   header.job_id = 7;
   header.node_id = 2;
   header.epoch = 5;
-  const PackedValues packed = PackHotValues(set, packer, header, keys, first_value, vals);
+  const PackedValues packed = PackHotValues(set, header, keys, first_value, vals);
   ASSERT_FALSE(packed.packets.empty());
   ASSERT_EQ(packed.value_of_slot.size(), packed.packets.size() * 4);
 
@@ -92,11 +91,10 @@ TEST(HotPackets, EachArraysCellsGoOutInRowOrderAndWholeRowsMakeOneRowPackets) {
   for (const HotKey& key : hot_keys) keys.push_back(key.key);
   std::reverse(keys.begin(), keys.end());  // the coldest rows first
   const std::vector<float> vals(keys.size(), 1.0f);
-  hot::LayoutAwarePacker packer(4);
   wire::Header header;
   header.type = wire::MessageType::kData;
   const PackedValues packed =
-      PackHotValues(set, packer, header, keys, CheckHotValues(set, keys, vals, {}), vals);
+      PackHotValues(set, header, keys, CheckHotValues(set, keys, vals, {}), vals);
   ASSERT_EQ(packed.packets.size(), 16u);  // 64 values, 4 arrays: every row whole
   std::array<std::int64_t, 4> last_row = {-1, -1, -1, -1};
   for (std::size_t k = 0; k < packed.packets.size(); ++k) {
@@ -119,11 +117,10 @@ TEST(HotPackets, EachArraysCellsGoOutInRowOrderAndWholeRowsMakeOneRowPackets) {
 TEST(HotPackets, EncodedPacketPatchesEpochAndFlagsInPlace) {
   const HotSet set = MakeHotSet();
   const std::vector<hot::Key> keys = {1001};
-  hot::LayoutAwarePacker packer(4);
   wire::Header header;
   header.type = wire::MessageType::kCollect;
   const std::vector<std::uint32_t> first_value = {0};
-  PackedValues packed = PackHotValues(set, packer, header, keys, first_value, {});
+  PackedValues packed = PackHotValues(set, header, keys, first_value, {});
   ASSERT_EQ(packed.packets.size(), 1u);
   packed.packets[0].SetEpoch(123456);
   packed.packets[0].SetFlags(wire::kFlagRetransmission);
@@ -139,8 +136,7 @@ TEST(HotPackets, EncodedPacketPatchesEpochAndFlagsInPlace) {
 
 TEST(HotPackets, AnEmptyPushHasNoPackets) {
   const HotSet set = MakeHotSet();
-  hot::LayoutAwarePacker packer(4);
-  const PackedValues packed = PackHotValues(set, packer, wire::Header{}, {}, {}, {});
+  const PackedValues packed = PackHotValues(set, wire::Header{}, {}, {}, {});
   EXPECT_TRUE(packed.packets.empty());
 }
 

@@ -219,6 +219,8 @@ nlohmann::json Controller::CostReport() {
           {"values", p.values},
           {"written_values_per_epoch", p.written_values},
           {"written_rows_per_epoch", p.written_rows},
+          {"collect_packets_per_epoch", p.collect_packets},
+          {"update_packets_per_epoch", p.update_packets},
           {"plain_server_bytes_per_epoch", p.plain_server_bytes},
           {"libra_server_bytes_per_epoch", p.libra_server_bytes},
           {"plain_worker_bytes_per_epoch", p.plain_worker_bytes},

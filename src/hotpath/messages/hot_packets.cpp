@@ -38,12 +38,8 @@ std::vector<std::uint32_t> CheckHotValues(const hot::HotSet& hot_set,
   return first_value;
 }
 
-PackedValues PackHotValues(const hot::HotSet& hot_set, hot::LayoutAwarePacker& packer,
-                           const wire::Header& header, std::span<const hot::Key> keys,
-                           std::span<const std::uint32_t> first_value,
-                           std::span<const float> vals) {
-  const std::uint32_t num_arrays = packer.num_arrays();
-  packer.Clear();
+CellQueues QueueHotCells(const hot::HotSet& hot_set, std::span<const hot::Key> keys,
+                         std::span<const std::uint32_t> first_value) {
   // Each array's values go out in order of cell index (row): packet k then
   // takes the k-th lowest row still queued in every array, so its cells lie
   // in the same or neighbouring rows. Rows a worker pushes whole become
@@ -51,54 +47,59 @@ PackedValues PackHotValues(const hot::HotSet& hot_set, hot::LayoutAwarePacker& p
   // (docs/switch.md). Pushed in key order instead, the cells of a packet
   // scatter over the whole register memory. An entry is the cell index
   // (high half) and the value's position (low half), sorted as one word.
-  std::vector<std::vector<std::uint64_t>> queued(num_arrays);
+  CellQueues queued(hot_set.layout().num_arrays);
   for (std::size_t i = 0; i < keys.size(); ++i) {
     const std::span<const hot::CellAddress> cells = hot_set.CellsOf(hot_set.Find(keys[i]));
     for (std::size_t v = 0; v < cells.size(); ++v) {
-      const std::uint32_t position = first_value[i] + static_cast<std::uint32_t>(v);
-      queued.at(cells[v].array).push_back(std::uint64_t{cells[v].index} << 32 | position);
+      queued.at(cells[v].array)
+          .push_back(QueuedCell(cells[v].index, first_value[i] + static_cast<std::uint32_t>(v)));
     }
   }
-  // The packer carries the value itself; the slot's origin (needed to map a
-  // RESULT back to a key) rides in a parallel queue per array, built in the
-  // same order, so the k-th value of array j in both queues is the same one.
-  std::vector<std::vector<std::uint32_t>> origin(num_arrays);
-  for (std::uint32_t j = 0; j < num_arrays; ++j) {
-    std::sort(queued[j].begin(), queued[j].end());
-    for (const std::uint64_t entry : queued[j]) {
-      const auto index = static_cast<std::uint32_t>(entry >> 32);
-      const auto position = static_cast<std::uint32_t>(entry);
-      packer.Push({j, index}, vals.empty() ? 0.0f : vals[position]);
-      origin[j].push_back(position);
-    }
-  }
+  for (std::vector<std::uint64_t>& queue : queued) std::sort(queue.begin(), queue.end());
+  return queued;
+}
 
+PackedValues PackQueuedCells(const wire::Header& header, const CellQueues& queued,
+                             std::span<const float> vals) {
+  const auto num_arrays = static_cast<std::uint32_t>(queued.size());
+  if (num_arrays > wire::kMaxSlots) {
+    throw std::invalid_argument("hot packets: more register arrays than slots in a packet");
+  }
+  std::size_t packets = 0;
+  for (const std::vector<std::uint64_t>& queue : queued) packets = std::max(packets, queue.size());
   PackedValues out;
-  out.packets.reserve(packer.packets_left());
-  std::vector<hot::SlotValue> slots(num_arrays);
+  out.packets.resize(packets);
+  out.value_of_slot.assign(packets * num_arrays, kNoValue);
   std::array<wire::Slot, wire::kMaxSlots> wire_slots{};
-  std::vector<std::size_t> taken(num_arrays, 0);
   wire::Header packet_header = header;
-  while (packer.NextPacket(slots)) {
+  for (std::size_t k = 0; k < packets; ++k) {
     std::uint32_t used = 0;
     for (std::uint32_t j = 0; j < num_arrays; ++j) {
-      if (slots[j].index == hot::kEmptySlot) {
+      if (k >= queued[j].size()) {
         wire_slots[j] = wire::Slot{};
-        out.value_of_slot.push_back(kNoValue);
         continue;
       }
-      wire_slots[j] =
-          wire::Slot{true, false, slots[j].index, std::bit_cast<std::uint32_t>(slots[j].value)};
-      out.value_of_slot.push_back(origin[j][taken[j]++]);
+      const auto index = static_cast<std::uint32_t>(queued[j][k] >> 32);
+      const auto position = static_cast<std::uint32_t>(queued[j][k]);
+      const float value = vals.empty() ? 0.0f : vals[position];
+      wire_slots[j] = wire::Slot{true, false, index, std::bit_cast<std::uint32_t>(value)};
+      out.value_of_slot[k * num_arrays + j] = position;
       used = j + 1;
     }
-    packet_header.seq = static_cast<std::uint32_t>(out.packets.size());
+    packet_header.seq = static_cast<std::uint32_t>(k);
     packet_header.slot_count = static_cast<std::uint16_t>(used);
-    EncodedPacket& packet = out.packets.emplace_back();
+    EncodedPacket& packet = out.packets[k];
     packet.length = static_cast<std::uint16_t>(wire::Encode(
         packet_header, std::span<const wire::Slot>(wire_slots.data(), used), packet.bytes));
   }
   return out;
+}
+
+PackedValues PackHotValues(const hot::HotSet& hot_set, const wire::Header& header,
+                           std::span<const hot::Key> keys,
+                           std::span<const std::uint32_t> first_value,
+                           std::span<const float> vals) {
+  return PackQueuedCells(header, QueueHotCells(hot_set, keys, first_value), vals);
 }
 
 std::vector<EncodedPacket> PackUpdate(const hot::HotSet& hot_set, const wire::Header& header,

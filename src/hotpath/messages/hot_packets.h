@@ -49,11 +49,31 @@ std::vector<std::uint32_t> CheckHotValues(const hot::HotSet& hot_set,
 
 // Packs the values of hot `keys` (vals key after key, offsets from
 // CheckHotValues) layout-aware into packets with `header`'s fields and seq
-// = packet number from 0. Trailing empty slots are cut; `vals` empty packs
-// zeros (COLLECT).
-PackedValues PackHotValues(const hot::HotSet& hot_set, hot::LayoutAwarePacker& packer,
-                           const wire::Header& header, std::span<const hot::Key> keys,
+// = packet number from 0: QueueHotCells, then PackQueuedCells. Trailing
+// empty slots are cut; `vals` empty packs zeros (COLLECT).
+PackedValues PackHotValues(const hot::HotSet& hot_set, const wire::Header& header,
+                           std::span<const hot::Key> keys,
                            std::span<const std::uint32_t> first_value, std::span<const float> vals);
+
+// The cells of values, per register array in the order they go out: entry
+// k of queued[j] is QueuedCell(cell index, value position) of the k-th
+// value of array j. Packet k takes entry k of every array.
+using CellQueues = std::vector<std::vector<std::uint64_t>>;
+inline std::uint64_t QueuedCell(std::uint32_t index, std::uint32_t position) {
+  return std::uint64_t{index} << 32 | position;
+}
+
+// The cells of hot `keys` (offsets from CheckHotValues) queued per array in
+// order of cell index (row), as PackHotValues sends them.
+CellQueues QueueHotCells(const hot::HotSet& hot_set, std::span<const hot::Key> keys,
+                         std::span<const std::uint32_t> first_value);
+
+// Packs `queued` (one queue per array of the job) into packets with
+// `header`'s fields and seq = packet number from 0, slot j of a packet for
+// array j, values from `vals` by position (zeros when empty: COLLECT).
+// Trailing empty slots are cut.
+PackedValues PackQueuedCells(const wire::Header& header, const CellQueues& queued,
+                             std::span<const float> vals);
 
 // The values of hot `keys` (offsets from CheckHotValues) as UPDATE packets
 // with `header`'s fields and seq = packet number from 0: their cells sorted

@@ -65,7 +65,6 @@ struct HotCollector::Impl {
         options(Checked(options_in, *hot_set)),
         socket(options.local, EngineSocketOptions()),
         owned_keys(SortedOwnedKeys(*hot_set, owned)),
-        packer(hot_set->layout().num_arrays),
         out(socket.fd(), kBatch),
         next_epoch(options.first_epoch),
         last_poll(Clock::now()),
@@ -81,10 +80,9 @@ struct HotCollector::Impl {
     collect_header.type = wire::MessageType::kCollect;
     collect_header.job_id = options.job_id;
     collect_header.node_id = options.server_id;
+    owned_cells = QueueHotCells(*hot_set, owned_keys, first_value);
     if (options.collect_by_row) by_row = PlanRows(collect_header);
-    if (!by_row) {
-      full_plan = PackHotValues(*hot_set, packer, collect_header, owned_keys, first_value, {});
-    }
+    if (!by_row) full_plan = PackQueuedCells(collect_header, owned_cells, {});
     if (full_plan.packets.size() >= kCollectPollPacket) {
       throw std::invalid_argument("hot collector: more COLLECT packets than a seq can number");
     }
@@ -159,9 +157,11 @@ struct HotCollector::Impl {
   // server owns whole) instead of one slot per cell; see PlanRows.
   bool by_row = false;
   // The plan of the epoch being collected: the full plan, or epoch_plan when
-  // every worker said which keys it wrote (PlanWrittenKeys). When not
+  // every worker said which keys it wrote (PlanWrittenKeys, from the owned
+  // cells queued once, so that an epoch sorts nothing). When not
   // collecting, the full plan.
-  hot::LayoutAwarePacker packer;
+  CellQueues owned_cells;
+  CellQueues written_cells;
   PackedValues epoch_plan;
   PackedValues* plan = &full_plan;
 
@@ -277,14 +277,16 @@ bool HotCollector::Impl::PlanRows(const wire::Header& header) {
 // its keys are spread over rows; reading by row costs one per row touched,
 // and a sparse epoch touches many rows to write a few cells of each.
 void HotCollector::Impl::PlanWrittenKeys(std::span<const std::uint8_t> written) {
-  std::vector<hot::Key> keys;
-  std::vector<std::uint32_t> first;
-  for (std::size_t i = 0; i < owned_keys.size(); ++i) {
-    if (!KeyBit(written, i)) continue;
-    keys.push_back(owned_keys[i]);
-    first.push_back(first_value[i]);
+  written_cells.resize(owned_cells.size());
+  for (std::size_t j = 0; j < owned_cells.size(); ++j) {
+    written_cells[j].clear();
+    for (const std::uint64_t cell : owned_cells[j]) {
+      if (KeyBit(written, key_of_value[static_cast<std::uint32_t>(cell)])) {
+        written_cells[j].push_back(cell);
+      }
+    }
   }
-  epoch_plan = PackHotValues(*hot_set, packer, collect_header, keys, first, {});
+  epoch_plan = PackQueuedCells(collect_header, written_cells, {});
 }
 
 void HotCollector::Impl::Run() {

@@ -113,10 +113,12 @@ class ServerPathImpl final : public ps::ServerHotPath {
     hot_set_ = install.hot_set;
     owned_keys_.CopyFrom(owned.data(), owned.size());
     owned_lens_.clear();
+    owned_offsets_.clear();
     owned_values_ = 0;
+    published_vals_.clear();
     for (libra::hot::Key key : owned) {
       const int len = static_cast<int>(hot_set_->keys()[hot_set_->Find(key)].value_len);
-      published_offset_[key] = {owned_values_, static_cast<size_t>(len)};
+      owned_offsets_.push_back(owned_values_);
       owned_lens_.push_back(len);
       owned_values_ += static_cast<size_t>(len);
     }
@@ -284,40 +286,60 @@ class ServerPathImpl final : public ps::ServerHotPath {
     const auto applying = std::chrono::steady_clock::now();
     if (!Call(push)) return false;
 
-    // The handle answers for every owned key, so the copy kept for repairs
-    // stays whole; only the keys pushed this epoch changed, and only those
-    // go out, except in a collector's first epoch, which gives the workers'
+    // Only the keys pushed this epoch changed: the handle is asked for
+    // those, and they go out and update the copy kept for repairs. The first
+    // epoch (or one after the copy was lost) asks for every owned key, and a
+    // collector's first epoch publishes them all, which gives the workers'
     // replicas their first value of every key.
+    bool whole;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      whole = published_vals_.size() != owned_values_ ||
+              (collector_ && !fallback_ && epoch.epoch == publish_all_from_);
+    }
     Request pull;
-    pull.keys = owned_keys_;
-    pull.lens = owned_lens_;
+    size_t asked_values = owned_values_;
+    if (whole) {
+      pull.keys = owned_keys_;
+      pull.lens = owned_lens_;
+    } else {
+      pull.keys = push.keys;
+      pull.lens = push.lens;
+      asked_values = push.vals.size();
+    }
     std::optional<ps::SArray<float>> values = Call(pull);
     if (!values) return false;
     std::lock_guard<std::mutex> lock(mu_);
-    if (values->size() != owned_values_) {
+    if (values->size() != asked_values) {
       LOG(ERROR) << "libra: the request handle answered the hot keys' pull with " << values->size()
-                 << " values, not " << owned_values_ << "; epoch " << epoch.epoch
+                 << " values, not " << asked_values << "; epoch " << epoch.epoch
                  << " not replicated";
+      published_vals_.clear();  // no longer current: the next epoch asks for every key
       return true;
+    }
+    if (whole) {
+      published_vals_.assign(values->begin(), values->end());
+    } else {
+      size_t from = 0;
+      for (size_t i = 0; i < epoch.keys.size(); ++i) {
+        const size_t owned = OwnedIndexOf(epoch.keys[i]);
+        if (owned < owned_keys_.size()) {  // an epoch holds owned keys only
+          std::copy_n(values->begin() + from, epoch.lens[i],
+                      published_vals_.begin() + owned_offsets_[owned]);
+        }
+        from += static_cast<size_t>(epoch.lens[i]);
+      }
     }
     apply_micros_ += static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                                std::chrono::steady_clock::now() - applying)
                                                .count());
     if (collector_ && !fallback_ && epoch.epoch >= publish_all_from_) {
       const bool all = epoch.epoch == publish_all_from_;
-      std::vector<float> changed;
-      if (!all) {
-        for (libra::hot::Key key : epoch.keys) {
-          const auto [offset, len] = published_offset_.at(key);
-          changed.insert(changed.end(), values->begin() + offset, values->begin() + offset + len);
-        }
-      }
       const std::span<const libra::hot::Key> keys =
           all ? std::span<const libra::hot::Key>(owned_keys_.data(), owned_keys_.size())
               : std::span<const libra::hot::Key>(epoch.keys);
       collector_->PublishUpdate(epoch.epoch, keys,
-                                all ? std::span<const float>(values->data(), values->size())
-                                    : std::span<const float>(changed));
+                                std::span<const float>(values->data(), values->size()));
     }
     ++epochs_applied_;
     applied_through_ = epoch.epoch;
@@ -325,7 +347,6 @@ class ServerPathImpl final : public ps::ServerHotPath {
     // Kept to answer REPAIRs of workers that lost some of the REPLICAs, and
     // every hot pull while the switch is down.
     published_epoch_ = epoch.epoch;
-    published_vals_.assign(values->begin(), values->end());
     AnswerWaitingRepairs();
     return true;
   }
@@ -405,12 +426,11 @@ class ServerPathImpl final : public ps::ServerHotPath {
       Repair answer;
       answer.epoch = published_epoch_.value_or(repair.epoch);
       for (libra::hot::Key key : repair.keys) {
-        auto found = published_offset_.find(key);
-        if (found == published_offset_.end()) continue;
+        const size_t i = OwnedIndexOf(key);
+        if (i == owned_keys_.size() || published_vals_.size() != owned_values_) continue;
         answer.keys.push_back(key);
-        const auto [offset, len] = found->second;
-        answer.vals.insert(answer.vals.end(), published_vals_.begin() + offset,
-                           published_vals_.begin() + offset + len);
+        const auto first = published_vals_.begin() + owned_offsets_[i];
+        answer.vals.insert(answer.vals.end(), first, first + owned_lens_[i]);
       }
       HotPathNode::Get()->AnswerRepair(request, answer);
       ++repairs_answered_;
@@ -498,7 +518,15 @@ class ServerPathImpl final : public ps::ServerHotPath {
   std::shared_ptr<const libra::hot::HotSet> hot_set_;
   ps::SArray<libra::hot::Key> owned_keys_;  // ascending
   ps::SArray<int> owned_lens_;
+  std::vector<size_t> owned_offsets_;  // where each owned key's values start in published_vals_
   size_t owned_values_ = 0;
+
+  // The position of `key` in owned_keys_ (ascending), or owned_keys_.size().
+  size_t OwnedIndexOf(libra::hot::Key key) const {
+    const auto at = std::lower_bound(owned_keys_.begin(), owned_keys_.end(), key);
+    return at != owned_keys_.end() && *at == key ? static_cast<size_t>(at - owned_keys_.begin())
+                                                 : owned_keys_.size();
+  }
 
   // Where the epochs come from: the switch, or the workers while it is down.
   std::unique_ptr<libra::hotpath::HotCollector> collector_;
@@ -526,8 +554,7 @@ class ServerPathImpl final : public ps::ServerHotPath {
   int next_timestamp_ = 0;
   uint64_t epochs_applied_ = 0;
   std::optional<uint32_t> published_epoch_;
-  std::unordered_map<libra::hot::Key, std::pair<size_t, size_t>> published_offset_;
-  std::vector<float> published_vals_;
+  std::vector<float> published_vals_;  // every owned value (owned_offsets_), or empty
   std::list<std::pair<ps::SimpleData, Repair>> waiting_repairs_;
   uint64_t repairs_answered_ = 0;
   uint64_t apply_micros_ = 0;  // the handle's push and pull of each epoch, summed
