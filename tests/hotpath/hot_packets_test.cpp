@@ -10,6 +10,8 @@
 #include <array>
 #include <bit>
 #include <map>
+#include <memory>
+#include <random>
 
 #include "hot/placement.h"
 
@@ -200,6 +202,34 @@ TEST(HotPackets, AnUpdateCarriesEveryValueOnceInFullRowBlockPackets) {
   }
   EXPECT_EQ(seen, expected);
   EXPECT_TRUE(PackUpdate(set, header, {}, {}, {}).empty());
+}
+
+// A sender queues its pushes without sorting; the queues are the sorted ones
+// (cells of each array by row), for any push, and a key listed twice gives
+// what the sort gives.
+TEST(HotPackets, TheRowOrderQueuerQueuesAsTheSortDoes) {
+  std::vector<HotKey> hot_keys;
+  for (std::uint32_t k = 0; k < 400; ++k) hot_keys.push_back({5000 + 7 * k, 1 + k % 4, 1000u - k});
+  const auto set = std::make_shared<const HotSet>(
+      hot::PlaceHotSet(hot_keys, hot::SwitchLayout{8, 130, 2}, hot::HeatPlacement()));
+  RowOrderQueuer queuer(set);
+  std::mt19937 rng(11);
+  for (int round = 0; round < 50; ++round) {
+    std::vector<hot::Key> keys;
+    std::vector<float> vals;
+    for (const HotKey& key : hot_keys) {
+      if (rng() % 3 != 0) continue;
+      keys.push_back(key.key);
+      vals.resize(vals.size() + key.value_len, 1.0f);
+    }
+    std::shuffle(keys.begin(), keys.end(), rng);
+    const auto first_value = CheckHotValues(*set, keys, vals, {});
+    EXPECT_EQ(queuer.Queue(keys, first_value), QueueHotCells(*set, keys, first_value)) << round;
+  }
+  const std::vector<hot::Key> twice = {5000, 5007, 5000};
+  const std::vector<float> vals(1 + 2 + 1, 1.0f);
+  const auto first_value = CheckHotValues(*set, twice, vals, {});
+  EXPECT_EQ(queuer.Queue(twice, first_value), QueueHotCells(*set, twice, first_value));
 }
 
 }  // namespace

@@ -59,6 +59,48 @@ CellQueues QueueHotCells(const hot::HotSet& hot_set, std::span<const hot::Key> k
   return queued;
 }
 
+RowOrderQueuer::RowOrderQueuer(std::shared_ptr<const hot::HotSet> hot_set)
+    : hot_set_(std::move(hot_set)) {
+  const hot::SwitchLayout& layout = hot_set_->layout();
+  // Each array's bits start on a word of their own, so an array reads back
+  // whole words.
+  marked_.assign(std::size_t{layout.num_arrays} * ((layout.cells_per_array + 63) / 64), 0);
+  position_.assign(layout.capacity(), 0);
+  queues_.resize(layout.num_arrays);
+}
+
+const CellQueues& RowOrderQueuer::Queue(std::span<const hot::Key> keys,
+                                        std::span<const std::uint32_t> first_value) {
+  const hot::SwitchLayout& layout = hot_set_->layout();
+  const std::size_t words_per_array = (layout.cells_per_array + 63) / 64;
+  std::fill(marked_.begin(), marked_.end(), 0);
+  for (std::vector<std::uint64_t>& queue : queues_) queue.clear();
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const std::span<const hot::CellAddress> cells = hot_set_->CellsOf(hot_set_->Find(keys[i]));
+    for (std::size_t v = 0; v < cells.size(); ++v) {
+      const std::size_t word = cells[v].array * words_per_array + cells[v].index / 64;
+      const std::uint64_t bit = std::uint64_t{1} << (cells[v].index % 64);
+      if ((marked_[word] & bit) != 0) {
+        queues_ = QueueHotCells(*hot_set_, keys, first_value);  // a key pushed twice
+        return queues_;
+      }
+      marked_[word] |= bit;
+      position_[std::size_t{cells[v].array} * layout.cells_per_array + cells[v].index] =
+          first_value[i] + static_cast<std::uint32_t>(v);
+    }
+  }
+  for (std::uint32_t j = 0; j < layout.num_arrays; ++j) {
+    for (std::size_t w = 0; w < words_per_array; ++w) {
+      for (std::uint64_t bits = marked_[j * words_per_array + w]; bits != 0; bits &= bits - 1) {
+        const auto index = static_cast<std::uint32_t>(w * 64 + std::countr_zero(bits));
+        queues_[j].push_back(
+            QueuedCell(index, position_[std::size_t{j} * layout.cells_per_array + index]));
+      }
+    }
+  }
+  return queues_;
+}
+
 PackedValues PackQueuedCells(const wire::Header& header, const CellQueues& queued,
                              std::span<const float> vals) {
   const auto num_arrays = static_cast<std::uint32_t>(queued.size());

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -67,6 +68,27 @@ inline std::uint64_t QueuedCell(std::uint32_t index, std::uint32_t position) {
 // order of cell index (row), as PackHotValues sends them.
 CellQueues QueueHotCells(const hot::HotSet& hot_set, std::span<const hot::Key> keys,
                          std::span<const std::uint32_t> first_value);
+
+// QueueHotCells without the sort, for a caller that queues push after push
+// over one hot set (a worker's sender): the cells are marked in a bitmap
+// over the switch's cells and read back row by row, O(cells + capacity / 64)
+// a push instead of a sort of every array's queue. Keeps its buffers
+// between calls; not thread-safe.
+class RowOrderQueuer {
+ public:
+  explicit RowOrderQueuer(std::shared_ptr<const hot::HotSet> hot_set);
+
+  // The same queues as QueueHotCells(hot_set, keys, first_value), valid
+  // until the next call. A key listed twice falls back to QueueHotCells.
+  const CellQueues& Queue(std::span<const hot::Key> keys,
+                          std::span<const std::uint32_t> first_value);
+
+ private:
+  std::shared_ptr<const hot::HotSet> hot_set_;
+  std::vector<std::uint64_t> marked_;    // bit per cell, array after array
+  std::vector<std::uint32_t> position_;  // value position of each marked cell
+  CellQueues queues_;
+};
 
 // Packs `queued` (one queue per array of the job) into packets with
 // `header`'s fields and seq = packet number from 0, slot j of a packet for

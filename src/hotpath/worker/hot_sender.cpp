@@ -63,6 +63,7 @@ struct HotSender::Impl {
       : hot_set(std::move(hot_set_in)),
         options(Checked(options_in, *hot_set)),
         socket(options.local, EngineSocketOptions()),
+        queuer(hot_set),
         replica(*hot_set, options.key_owners, options.first_epoch),
         retry(options.retry),
         io([this] { Run(); }) {}
@@ -113,6 +114,7 @@ struct HotSender::Impl {
   net::Waker waker;  // wakes the I/O thread out of its wait on the socket
 
   std::mutex push_mutex;  // serializes Push: packing, then queueing in order
+  RowOrderQueuer queuer;  // under push_mutex
 
   mutable std::mutex mutex;
   std::condition_variable replica_changed;
@@ -502,7 +504,7 @@ std::shared_future<HotPathStatus> HotSender::Push(std::uint32_t epoch,
   header.job_id = impl.options.job_id;
   header.node_id = impl.options.worker_id;
   header.epoch = epoch;
-  push.packets = PackHotValues(hot_set, header, keys, first_value, vals).packets;
+  push.packets = PackQueuedCells(header, impl.queuer.Queue(keys, first_value), vals).packets;
   push.acked.assign(push.packets.size(), false);
   push.sent_at.assign(push.packets.size(), Clock::time_point{});
   push.resent.assign(push.packets.size(), false);
