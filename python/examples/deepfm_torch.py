@@ -40,17 +40,22 @@ class DeepFm(torch.nn.Module):
             torch.nn.init.xavier_uniform_(layer.weight)
             torch.nn.init.zeros_(layer.bias)
 
-    def forward(self, keys, values, row_of, field_of, rows):
-        """One batch in CSR: per feature occurrence its key, value, row and field."""
+    def forward(self, keys, values, row_lengths, field_lengths):
+        """One batch in CSR: per feature occurrence its key and value, in row
+        order and by field within a row; each row's number of features and
+        each (row, field)'s."""
         table, index = self.table.lookup(keys)
-        e = table[index] * values.unsqueeze(1)  # (occurrences, 1 + dim)
-        w, v = e[:, 0], e[:, 1:]
-        linear = torch.zeros(rows).index_add_(0, row_of, w)
-        sums = torch.zeros(rows, self.dim).index_add_(0, row_of, v)
-        squares = torch.zeros(rows, self.dim).index_add_(0, row_of, v * v)
-        fm = 0.5 * (sums * sums - squares).sum(dim=1)
-        h = torch.zeros(rows * self.fields, self.dim).index_add_(
-            0, row_of * self.fields + field_of, v).view(rows, -1)
+        e = table[index] * values.unsqueeze(1)  # (occurrences, 1 + dim): w x, v x
+        v = e[:, 1:]
+        # Per row: sum_i w_i x_i, sum_i v_i x_i and sum_i (v_i x_i)^2 (the FM's squares).
+        # (segment_reduce and its backward cost a third of embedding_bag's on CPU.)
+        sums = torch.segment_reduce(torch.cat([e, v * v], dim=1), "sum", lengths=row_lengths,
+                                    initial=0)
+        linear, s, squares = sums[:, 0], sums[:, 1:1 + self.dim], sums[:, 1 + self.dim:]
+        fm = 0.5 * (s * s - squares).sum(dim=1)
+        # Per field: sum_i v_i x_i over the row's features in that field.
+        h = torch.segment_reduce(v, "sum", lengths=field_lengths, initial=0)
+        h = h.view(len(row_lengths), -1)
         for i, layer in enumerate(self.mlp):
             h = layer(h)
             if i + 1 < len(self.mlp):
@@ -75,9 +80,15 @@ class Rows:
         self.begin = begin
         self.keys = data["keys"][occ]
         self.values = torch.from_numpy(np.ascontiguousarray(data["values"][occ]))
-        self.fields = torch.from_numpy(data["fields"][occ].astype(np.int64))
-        self.row_of = torch.from_numpy(
-            np.repeat(np.arange(len(labels)), np.diff(begin)).astype(np.int64))
+        fields = data["fields"][occ].astype(np.int64)
+        self.num_fields = data["num_fields"]
+        row_of = np.repeat(np.arange(len(labels)), np.diff(begin))
+        bag = row_of * self.num_fields + fields
+        if np.any(np.diff(bag) < 0):  # features by field within each row, for the field bags
+            order = np.argsort(bag, kind="stable")
+            self.keys, self.values, bag = self.keys[order], self.values[order], bag[order]
+        # Where the features of bag (row r, field f) begin, for every bag.
+        self.field_begin = np.searchsorted(bag, np.arange(len(labels) * self.num_fields + 1))
         self.labels = torch.from_numpy(np.ascontiguousarray(labels))
 
     def __len__(self):
@@ -85,8 +96,10 @@ class Rows:
 
     def batch(self, first, last):
         a, b = int(self.begin[first]), int(self.begin[last])
-        return (self.keys[a:b], self.values[a:b], self.row_of[a:b] - first, self.fields[a:b],
-                last - first), self.labels[first:last]
+        rows = torch.from_numpy(np.diff(self.begin[first:last + 1]))
+        fields = torch.from_numpy(np.diff(
+            self.field_begin[first * self.num_fields:last * self.num_fields + 1]))
+        return (self.keys[a:b], self.values[a:b], rows, fields), self.labels[first:last]
 
 
 def auc(labels, scores):

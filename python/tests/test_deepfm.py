@@ -14,7 +14,9 @@ ARGS = ("--batch", "100", "--epochs", "1", "--dim", "4")
 
 
 def held_out_loss(output):
-    lines = [l for l in output.splitlines() if l.startswith("held-out log loss ")]
+    # The example's last line (libra launch puts "[worker 0] " before it).
+    lines = [l.split("] ", 1)[-1] for l in output.splitlines()]
+    lines = [l for l in lines if l.startswith("held-out log loss ")]
     assert len(lines) == 1, output
     words = lines[0].split()
     assert words[4] == "AUC" and 0.5 < float(words[5]) <= 1, output
@@ -44,7 +46,8 @@ def test_the_example_learns_as_libra_train_does(data, plain_loss, tmp_path):
                     "--json", str(report)], check=True, stdout=subprocess.DEVNULL)
     cpp = json.loads(report.read_text())["final"]["test_log_loss"]
     assert plain_loss < 0.69
-    assert abs(plain_loss - cpp) <= 0.02 * cpp, (plain_loss, cpp)
+    print(f"held-out log loss: example {plain_loss}, libra train {cpp}")
+    assert abs(plain_loss - cpp) <= 0.01 * cpp, (plain_loss, cpp)
 
 
 def test_the_switch_gives_the_same_held_out_loss(data, plain_loss):
