@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "data_functions.h"
 #include "optimizer_server.h"
 #include "ps/internal/hot_path_hooks.h"
 #include "ps/ps.h"
@@ -406,7 +407,8 @@ class Worker {
 class Server {
  public:
   Server(const std::string& optimizer, float lr, uint32_t dim, float l1, float l2, float beta,
-         float initial_accumulator, float init_scale, uint64_t seed, bool sync, int app_id) {
+         float initial_accumulator, float init_scale, uint64_t seed, bool sync, int app_id,
+         const py::handle& initial_keys, const py::handle& initial_values) {
     RequireStarted("KVServer");
     if (!ps::IsServer()) throw ps::Error("KVServer: this node is not a server");
     OptimizerServerConfig config;
@@ -420,6 +422,21 @@ class Server {
     config.init_scale = init_scale;
     config.seed = seed;
     config.sync = sync;
+    if (initial_keys.is_none() != initial_values.is_none()) {
+      throw py::value_error("initial_keys and initial_values go together");
+    }
+    if (!initial_keys.is_none()) {
+      const auto keys = Keys(initial_keys);
+      const auto values = Values(initial_values, "initial_values");
+      if (values.size() != keys.size() * static_cast<size_t>(dim)) {
+        throw py::value_error("initial_values has " + std::to_string(values.size()) +
+                              " floats, initial_keys needs " + std::to_string(dim) + " per key (" +
+                              std::to_string(keys.size() * static_cast<size_t>(dim)) + ")");
+      }
+      for (size_t i = 0; i < keys.size(); ++i) {
+        config.initial[keys[i]].assign(values.data() + i * dim, values.data() + (i + 1) * dim);
+      }
+    }
     server_ = std::make_shared<OptimizerServer>(config, static_cast<uint32_t>(ps::NumWorkers()));
     {
       py::gil_scoped_release release;
@@ -541,6 +558,7 @@ PYBIND11_MODULE(_libra, m) {
       },
       "The key range [begin, end) of each server, by rank.");
   m.attr("MAX_KEY") = py::int_(ps::kMaxKey);
+  AddDataFunctions(m);
 
   py::class_<Worker>(m, "_KVWorker")
       .def(py::init<int, int, bool>(), py::arg("app_id") = 0, py::arg("customer_id") = 0,
@@ -555,11 +573,12 @@ PYBIND11_MODULE(_libra, m) {
 
   py::class_<Server>(m, "_KVServer")
       .def(py::init<const std::string&, float, uint32_t, float, float, float, float, float,
-                    uint64_t, bool, int>(),
+                    uint64_t, bool, int, const py::handle&, const py::handle&>(),
            py::arg("optimizer") = "sgd", py::arg("lr") = 0.1f, py::arg("dim") = 1,
            py::arg("l1") = 0.0f, py::arg("l2") = 0.0f, py::arg("beta") = 1.0f,
            py::arg("initial_accumulator") = 1e-6f, py::arg("init_scale") = 0.0f,
-           py::arg("seed") = 1, py::arg("sync") = false, py::arg("app_id") = 0)
+           py::arg("seed") = 1, py::arg("sync") = false, py::arg("app_id") = 0,
+           py::arg("initial_keys") = py::none(), py::arg("initial_values") = py::none())
       .def("stats", &Server::Stats)
       .def("values", &Server::ValuesOf, py::arg("keys"));
 }

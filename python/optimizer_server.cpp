@@ -46,6 +46,10 @@ void OptimizerServer::Serve(int app_id) {
 void OptimizerServer::Stop() { server_.reset(); }
 
 void OptimizerServer::InitialValue(ps::Key key, float* out) const {
+  if (auto given = config_.initial.find(key); given != config_.initial.end()) {
+    std::copy(given->second.begin(), given->second.end(), out);
+    return;
+  }
   for (uint32_t j = 0; j < config_.dim; ++j) {
     if (config_.init_scale == 0.0f) {
       out[j] = 0.0f;

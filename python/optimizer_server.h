@@ -14,8 +14,9 @@
 //    (train/bsp_round.h), steps once per key with their mean, and only then
 //    answers the pushes. The switch's push of N is its own round.
 //
-// Keys are created on first touch: zeros, or uniform in [-init_scale,
-// init_scale] as a function of (seed, key, j) only, so every run agrees.
+// Keys are created on first touch: their given initial value, else zeros or
+// uniform in [-init_scale, init_scale] as a function of (seed, key, j) only,
+// so every run agrees.
 // A push whose value count is not dim per key is logged and ignored (its
 // push-pull is answered with NaN), since PS-lite has no way to send a worker
 // an error.
@@ -40,6 +41,9 @@ struct OptimizerServerConfig {
   float init_scale = 0.0f;
   uint64_t seed = 1;
   bool sync = false;
+  // Keys whose first value is given (dim floats each) instead of drawn: the
+  // dense parameters of a PyTorch model, as its own initialisation made them.
+  std::unordered_map<ps::Key, std::vector<float>> initial;
 };
 
 struct OptimizerServerStats {

@@ -1,68 +1,105 @@
-"""A PyTorch DeepFM whose parameters live on Libra's parameter servers.
+"""A PyTorch DeepFM trained on Libra's parameter servers with libra.torch.
 
-    libra gen-data --out ctr.libsvm --rows 200000 --keys 100000 --fields 26 --format libsvm
+    libra gen-data --out ctr.tsv --rows 200000 --keys 100000 --format criteo
     libra launch -s 2 -w 2 [--local-switch] -- /usr/bin/python3 python/examples/deepfm_torch.py \\
-        --data ctr.libsvm --batch 512 --epochs 1
+        --data ctr.tsv --batch 1000 --epochs 1
 
-Every feature key holds 1 + dim floats on the servers (its linear weight and
-its embedding); the dense part (bias and MLP) is packed into a few reserved
-keys at the top of the key space. Each iteration a worker pulls the rows its
-batch touches and the dense keys, runs forward and backward in PyTorch, and
-pushes the gradients of exactly those rows. The servers run Adagrad in C++
-synchronously (BSP, as `libra train`): each iteration steps with the mean of
-the workers' gradients. With `--local-switch` the hot rows are summed by
-the switch; nothing here changes. Worker 0 prints the held-out log loss and
-AUC (the last --test-fraction of the rows) at the end.
+The same model, data split and optimizer as `libra train --model deepfm` on
+the same file: every feature key holds 1 + dim floats on the servers (its
+linear weight and its embedding), pulled by a libra.torch.Embedding; the
+bias and the MLP are ordinary torch parameters that libra.torch.DenseSync
+keeps on the servers. The servers run Adagrad in C++, synchronously (BSP):
+each iteration steps with the mean of the workers' gradients. With
+`--local-switch` the hot rows are summed by the switch; nothing here changes.
+Worker 0 prints progress, the held-out log loss and AUC after each epoch and
+a last line `held-out log loss X AUC Y`.
 """
 import argparse
+import json
+import math
 import time
 
 import numpy as np
 import torch
 
 import libra
+import libra.torch
 
 
-def read_libsvm(path):
-    """Labels (float32) and one key per field per row (uint64, rows x fields)."""
-    labels, rows = [], []
-    with open(path) as f:
-        for line in f:
-            parts = line.split()
-            labels.append(float(parts[0]))
-            rows.append([int(p.split(":", 1)[0]) for p in parts[1:]])
-    return np.array(labels, dtype=np.float32), np.array(rows, dtype=np.uint64)
-
-
-class DeepFm:
-    """DeepFM as functions of the pulled rows and the dense parameters."""
+class DeepFm(torch.nn.Module):
+    """logit = b + sum_i w_i x_i + FM(v) + MLP(per-field sums of v_i x_i)."""
 
     def __init__(self, fields, dim, hidden):
+        super().__init__()
         self.fields, self.dim = fields, dim
+        self.table = libra.torch.Embedding(1 + dim)  # [w, v_1..v_dim] per key
+        self.bias = torch.nn.Parameter(torch.zeros(1))
         sizes = [fields * dim] + hidden + [1]
-        self.shapes = [(1,)]  # the global bias
-        for a, b in zip(sizes[:-1], sizes[1:]):
-            self.shapes += [(b, a), (b,)]
-        self.num_dense = sum(int(np.prod(s)) for s in self.shapes)
+        self.mlp = torch.nn.ModuleList(torch.nn.Linear(a, b) for a, b in zip(sizes, sizes[1:]))
+        for layer in self.mlp:  # Glorot-uniform weights, zero biases, as libra train
+            torch.nn.init.xavier_uniform_(layer.weight)
+            torch.nn.init.zeros_(layer.bias)
 
-    def logits(self, rows, index, dense):
-        """rows: (keys, 1 + dim); index: (batch, fields) into rows; dense: flat."""
-        params, at = [], 0
-        for shape in self.shapes:
-            n = int(np.prod(shape))
-            params.append(dense[at:at + n].view(shape))
-            at += n
-        e = rows[index]                                   # (batch, fields, 1 + dim)
-        w, v = e[..., 0], e[..., 1:]
-        linear = params[0] + w.sum(dim=1)
-        fm = 0.5 * (v.sum(dim=1).pow(2) - v.pow(2).sum(dim=1)).sum(dim=1)
-        h = v.reshape(len(index), -1)
-        layers = params[1:]
-        for i in range(0, len(layers), 2):
-            h = torch.nn.functional.linear(h, layers[i], layers[i + 1])
-            if i + 2 < len(layers):
+    def forward(self, keys, values, row_lengths, field_lengths):
+        """One batch in CSR: per feature occurrence its key and value, in row
+        order and by field within a row; each row's number of features and
+        each (row, field)'s."""
+        table, index = self.table.lookup(keys)
+        e = table[index] * values.unsqueeze(1)  # (occurrences, 1 + dim): w x, v x
+        v = e[:, 1:]
+        # Per row: sum_i w_i x_i, sum_i v_i x_i and sum_i (v_i x_i)^2 (the FM's squares).
+        # (segment_reduce and its backward cost a third of embedding_bag's on CPU.)
+        sums = torch.segment_reduce(torch.cat([e, v * v], dim=1), "sum", lengths=row_lengths,
+                                    initial=0)
+        linear, s, squares = sums[:, 0], sums[:, 1:1 + self.dim], sums[:, 1 + self.dim:]
+        fm = 0.5 * (s * s - squares).sum(dim=1)
+        # Per field: sum_i v_i x_i over the row's features in that field.
+        h = torch.segment_reduce(v, "sum", lengths=field_lengths, initial=0)
+        h = h.view(len(row_lengths), -1)
+        for i, layer in enumerate(self.mlp):
+            h = layer(h)
+            if i + 1 < len(self.mlp):
                 h = torch.relu(h)
-        return linear + fm + h.squeeze(1)
+        return self.bias + linear + fm + h.squeeze(1)
+
+
+class Rows:
+    """Rows of a data set read by libra.read_dataset, as torch tensors."""
+
+    def __init__(self, data, take=None):
+        begin = data["row_begin"].astype(np.int64)
+        if take is not None:  # these rows only, in this order
+            counts = begin[take + 1] - begin[take]
+            starts = np.repeat(begin[take], counts)
+            within = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+            occ = starts + within
+            begin = np.concatenate([[0], np.cumsum(counts)])
+            labels = data["labels"][take]
+        else:
+            occ, labels = slice(None), data["labels"]
+        self.begin = begin
+        self.keys = data["keys"][occ]
+        self.values = torch.from_numpy(np.ascontiguousarray(data["values"][occ]))
+        fields = data["fields"][occ].astype(np.int64)
+        self.num_fields = data["num_fields"]
+        row_of = np.repeat(np.arange(len(labels)), np.diff(begin))
+        bag = row_of * self.num_fields + fields
+        if np.any(np.diff(bag) < 0):  # features by field within each row, for the field bags
+            order = np.argsort(bag, kind="stable")
+            self.keys, self.values, bag = self.keys[order], self.values[order], bag[order]
+        # Where the features of bag (row r, field f) begin, for every bag.
+        self.field_begin = np.searchsorted(bag, np.arange(len(labels) * self.num_fields + 1))
+        self.labels = torch.from_numpy(np.ascontiguousarray(labels))
+
+    def __len__(self):
+        return len(self.labels)
+
+    def batch(self, first, last):
+        a, b = int(self.begin[first]), int(self.begin[last])
+        rows = torch.from_numpy(np.diff(self.begin[first:last + 1]))
+        fields = torch.from_numpy(np.diff(
+            self.field_begin[first * self.num_fields:last * self.num_fields + 1]))
+        return (self.keys[a:b], self.values[a:b], rows, fields), self.labels[first:last]
 
 
 def auc(labels, scores):
@@ -76,88 +113,98 @@ def auc(labels, scores):
     return float((ranks[pos].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
 
+def evaluate(model, test, batch):
+    scores, loss = [], 0.0
+    with torch.no_grad():
+        for at in range(0, len(test), batch):
+            inputs, y = test.batch(at, min(at + batch, len(test)))
+            z = model(*inputs)
+            loss += float(torch.nn.functional.binary_cross_entropy_with_logits(
+                z, y, reduction="sum"))
+            scores.append(torch.sigmoid(z).numpy())
+    return loss / len(test), auc(test.labels.numpy(), np.concatenate(scores))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", required=True, help="libsvm file (libra gen-data)")
-    parser.add_argument("--batch", type=int, default=512)
+    parser.add_argument("--data", required=True, help="Criteo TSV or libsvm (libra gen-data)")
+    parser.add_argument("--batch", type=int, default=1000, help="rows per worker per iteration")
     parser.add_argument("--epochs", type=int, default=1)
-    parser.add_argument("--dim", type=int, default=8)
-    parser.add_argument("--hidden", default="32,16")
-    parser.add_argument("--lr", type=float, default=0.05)
+    parser.add_argument("--dim", type=int, default=8, help="embedding size")
+    parser.add_argument("--hidden", default="32,16", help="MLP hidden units")
+    parser.add_argument("--lr", type=float, default=0.05, help="Adagrad learning rate")
     parser.add_argument("--test-fraction", type=float, default=0.1)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", help="worker 0 writes its figures here")
     args = parser.parse_args()
     hidden = [int(h) for h in args.hidden.split(",") if h]
-    width = 1 + args.dim  # floats per key
+    torch.set_num_threads(1)  # one process per node on a shared machine
 
     libra.start()
-    if libra.is_server():
-        libra.run_server(optimizer="adagrad", lr=args.lr, dim=width, init_scale=0.01, sync=True)
-        return
     if libra.is_scheduler():
         libra.finalize()
         return
-
-    labels, keys = read_libsvm(args.data)
-    model = DeepFm(keys.shape[1], args.dim, hidden)
-    dense_keys = np.arange(libra.MAX_KEY - (model.num_dense + width - 1) // width,
-                           libra.MAX_KEY, dtype=np.uint64)
-    assert keys.max() < dense_keys[0], "feature keys reach the reserved dense keys"
-    n_test = int(len(labels) * args.test_fraction)
-    n_train = len(labels) - n_test
     rank, workers = libra.rank(), libra.num_workers()
-    # Every worker takes the same number of batches (BSP: all push equally often).
-    per_worker = n_train // workers
-    mine = slice(rank * per_worker, (rank + 1) * per_worker)
-    train_labels, train_keys = labels[mine], keys[mine]
-    batches = per_worker // args.batch
+    # Every node builds the same model; the servers start the dense keys from it.
+    lead = libra.is_worker() and rank == 0
+    # Worker 0 reads every row (it also evaluates); the others their shard;
+    # the servers read a shard too, for the number of fields only.
+    data = libra.read_dataset(args.data) if lead else \
+        libra.read_dataset(args.data, shard=rank if libra.is_worker() else 0, num_shards=workers)
+    torch.manual_seed(args.seed)
+    model = DeepFm(data["num_fields"], args.dim, hidden)
+    if libra.is_server():
+        libra.torch.serve(model, dim=1 + args.dim, optimizer="adagrad", lr=args.lr,
+                          init_scale=0.1 / math.sqrt(args.dim), seed=args.seed)
+        return
 
-    kv = libra.KVWorker(sync=True)
+    # As libra train: the last test-fraction of the rows is held out; worker i
+    # trains on rows i, i + N, ...; every worker runs the same iterations.
+    plan = libra.job_plan(data["file_rows"], args.test_fraction, workers, args.batch)
+    mine = plan["train_rows_of_worker"][rank]
+    if lead:
+        train = Rows(data, np.arange(0, plan["train_rows"], workers))
+        test = Rows(data, np.arange(plan["train_rows"], plan["total_rows"]))
+    else:
+        train = Rows(data, np.arange(mine))
+    del data
+    iterations = plan["iterations_per_epoch"]
 
-    def pull(batch_keys):
-        """The rows of batch_keys (plus the dense keys) as a leaf tensor, and the index."""
-        unique, index = np.unique(batch_keys, return_inverse=True)
-        all_keys = np.concatenate([unique, dense_keys])
-        values = kv.wait(kv.pull(all_keys))
-        table = torch.from_numpy(values.reshape(len(all_keys), width))
-        rows = table[:len(unique)].clone().requires_grad_()
-        dense = table[len(unique):].reshape(-1)[:model.num_dense].clone().requires_grad_()
-        return all_keys, rows, dense, torch.from_numpy(index.reshape(batch_keys.shape))
-
-    start = time.time()
-    for epoch in range(args.epochs):
-        total_loss = 0.0
-        for b in range(batches):
-            part = slice(b * args.batch, (b + 1) * args.batch)
-            all_keys, rows, dense, index = pull(train_keys[part])
-            y = torch.from_numpy(train_labels[part])
-            loss = torch.nn.functional.binary_cross_entropy_with_logits(
-                model.logits(rows, index, dense), y)
-            loss.backward()
-            gradient = torch.zeros(len(all_keys), width)
-            gradient[:len(rows)] = rows.grad
-            gradient[len(rows):].view(-1)[:model.num_dense] = dense.grad
-            kv.wait(kv.push(all_keys, gradient))  # only the rows this batch used
-            total_loss += float(loss)
-            if rank == 0 and (b + 1) % max(1, batches // 5) == 0:
-                print(f"epoch {epoch} batch {b + 1}/{batches} train loss "
-                      f"{total_loss / (b + 1):.5f} "
-                      f"({(b + 1) * args.batch * workers / (time.time() - start):.0f} samples/s)",
-                      flush=True)
-        start = time.time()
-
-    if rank == 0 and n_test > 0:
-        scores, losses = [], 0.0
-        for at in range(n_train, len(labels), args.batch):
-            part = slice(at, min(at + args.batch, len(labels)))
-            with torch.no_grad():
-                _, rows, dense, index = pull(keys[part])
-                z = model.logits(rows, index, dense)
-                y = torch.from_numpy(labels[part])
-                losses += float(torch.nn.functional.binary_cross_entropy_with_logits(
-                    z, y, reduction="sum"))
-                scores.append(torch.sigmoid(z).numpy())
-        print(f"held-out log loss {losses / n_test:.6f} AUC "
-              f"{auc(labels[n_train:], np.concatenate(scores)):.6f}", flush=True)
+    sync = libra.torch.DenseSync(model, dim=1 + args.dim)
+    sync.pull()
+    report = {"workers": workers, "servers": libra.num_servers(), "batch": args.batch,
+              "train_rows": plan["train_rows"], "epochs": []}
+    for epoch in range(1, args.epochs + 1):
+        start, last_line, loss_sum, seen = time.time(), time.time(), 0.0, 0
+        for it in range(iterations):
+            first = min(len(train), it * args.batch)
+            last = min(len(train), first + args.batch)
+            if first < last:
+                inputs, y = train.batch(first, last)
+                loss = torch.nn.functional.binary_cross_entropy_with_logits(model(*inputs), y)
+                loss.backward()
+                loss_sum += float(loss) * (last - first)
+                seen += last - first
+            sync.step()  # an empty push when this worker is out of rows
+            if lead and time.time() - last_line >= 2:
+                last_line = time.time()
+                print(f"epoch {epoch}/{args.epochs} iteration {it + 1}/{iterations}: "
+                      f"train log loss {loss_sum / max(1, seen):.5f}, "
+                      f"{seen * workers / (last_line - start):.0f} samples/s", flush=True)
+        seconds = time.time() - start
+        if lead:
+            test_loss, test_auc = evaluate(model, test, args.batch)
+            rate = plan["train_rows"] / seconds
+            print(f"epoch {epoch}/{args.epochs} done in {seconds:.1f} s: {rate:.0f} samples/s, "
+                  f"held-out log loss {test_loss:.4f}, AUC {test_auc:.4f}", flush=True)
+            report["epochs"].append({"epoch": epoch, "seconds": seconds,
+                                     "samples_per_second": rate, "test_log_loss": test_loss,
+                                     "test_auc": test_auc})
+    if lead:
+        print(f"held-out log loss {test_loss:.6f} AUC {test_auc:.6f}", flush=True)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(report, f, indent=1)
     libra.finalize()
 
 

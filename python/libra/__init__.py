@@ -37,15 +37,19 @@ from ._libra import (  # noqa: F401
     num_servers,
     num_workers,
     rank,
+    job_plan,
+    mix_keys,
+    read_dataset,
     server_key_ranges,
     start,
+    unique_keys,
 )
 from . import _libra
 
 __all__ = [
     "MAX_KEY", "Error", "KVServer", "KVWorker", "barrier", "finalize", "is_scheduler",
     "is_server", "is_worker", "num_servers", "num_workers", "rank", "run_server",
-    "server_key_ranges", "start",
+    "server_key_ranges", "start", "read_dataset", "mix_keys", "unique_keys", "job_plan",
 ]
 
 
@@ -124,13 +128,19 @@ class KVServer:
     arrives, one step on the gradient it carries (a push the switch summed
     is one step on the sum); sync=True is BSP: one step per key per
     iteration with the mean of all workers' pushes (workers use
-    KVWorker(sync=True)). Keep the object until finalize().
+    KVWorker(sync=True)). initial_keys (sorted, unique) with initial_values
+    (dim floats each) start those keys at the given values instead (how
+    libra.torch.serve starts a model's dense parameters). Keep the object
+    until finalize().
     """
 
     def __init__(self, optimizer="sgd", lr=0.1, dim=1, l1=0.0, l2=0.0, beta=1.0,
-                 initial_accumulator=1e-6, init_scale=0.0, seed=1, sync=False, app_id=0):
-        self._server = _libra._KVServer(optimizer, lr, dim, l1, l2, beta, initial_accumulator,
-                                        init_scale, seed, sync, app_id)
+                 initial_accumulator=1e-6, init_scale=0.0, seed=1, sync=False, app_id=0,
+                 initial_keys=None, initial_values=None):
+        self._server = _libra._KVServer(
+            optimizer, lr, dim, l1, l2, beta, initial_accumulator, init_scale, seed, sync, app_id,
+            None if initial_keys is None else _array(initial_keys, "keys"),
+            None if initial_values is None else _array(initial_values, "initial_values"))
 
     def stats(self):
         """Counters: pushes, pulls, switch_pushes, keys_updated, rounds, malformed_pushes,
