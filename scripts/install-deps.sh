@@ -13,6 +13,7 @@ PACKAGES=(
   python3 python3-matplotlib        # figures
   pybind11-dev python3-pybind11 python3-dev   # the Python module (python/, for /usr/bin/python3)
   python3-numpy python3-pytest python3-torch  # its tests; torch for tensors and the example
+  libbpf-dev bpftool libelf-dev zlib1g-dev linux-libc-dev   # the XDP switch (src/xdp)
   iproute2 nftables                 # network namespaces, shaped links, injected loss
   liblinear-tools                   # reference solver for the LR quality check
   procps psmisc
