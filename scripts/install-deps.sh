@@ -14,6 +14,7 @@ PACKAGES=(
   pybind11-dev python3-pybind11 python3-dev   # the Python module (python/, for /usr/bin/python3)
   python3-numpy python3-pytest python3-torch  # its tests; torch for tensors and the example
   python3-venv python3-setuptools python3-wheel  # `pip install ./python` into a venv, offline
+  libbpf-dev bpftool libelf-dev zlib1g-dev linux-libc-dev   # the XDP switch (src/xdp)
   iproute2 nftables                 # network namespaces, shaped links, injected loss
   liblinear-tools                   # reference solver for the LR quality check
   procps psmisc

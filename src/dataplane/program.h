@@ -11,33 +11,29 @@
 #include "dataplane/output_batch.h"
 #include "dataplane/packet_context.h"
 #include "dataplane/pipeline_state.h"
+#include "dataplane/switch_backend.h"
 #include "wire/pipeline_profile.h"
 #include "wire/switch_job.h"
 
 namespace libra::dataplane {
 
-struct InstallResult {
-  bool ok = false;
-  std::string error;  // why the job was refused
-  FitReport fit;      // register placement and memory against the budget
-};
-
-class Program {
+// The pipeline model: the back end `libra switchd --dataplane model` runs.
+class Program final : public SwitchBackend {
  public:
   explicit Program(PipelineProfile profile = PipelineProfile::Tofino1());
 
-  // Replaces any installed job, with every register cleared. A refused job
-  // leaves the installed one untouched.
-  InstallResult InstallJob(const SwitchJob& job);
-  void RemoveJob();
-  const SwitchJob* job() const { return state_.job ? &*state_.job : nullptr; }
-  const PipelineProfile& profile() const { return state_.profile; }
+  InstallResult InstallJob(const SwitchJob& job) override;
+  void RemoveJob() override;
+  const SwitchJob* job() const override { return state_.job ? &*state_.job : nullptr; }
+  const PipelineProfile& profile() const override { return state_.profile; }
 
   // Runs one packet from `source` through the pipeline; replies are appended
   // to `out`. Malformed and unexpected packets are dropped and counted.
-  void Process(std::span<const std::uint8_t> packet, const UdpEndpoint& source, OutputBatch& out);
+  void Process(std::span<const std::uint8_t> packet, const UdpEndpoint& source,
+               OutputBatch& out) override;
 
   const ProgramCounters& counters() const { return state_.counters; }
+  ProgramCounters Counters() const override { return state_.counters; }
   const PipelineState& state() const { return state_; }
 
  private:

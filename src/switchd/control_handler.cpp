@@ -30,7 +30,7 @@ json FitToJson(const dataplane::FitReport& fit) {
               {"arrays", arrays}};
 }
 
-json InstallJob(const json& request, dataplane::Program& program) {
+json InstallJob(const json& request, dataplane::SwitchBackend& program) {
   if (!request.contains("job")) return Refuse("install_job needs a 'job' object");
   std::string error;
   const auto job = SwitchJobFromJson(request["job"], &error);
@@ -57,7 +57,7 @@ json InstallJob(const json& request, dataplane::Program& program) {
   return json{{"ok", true}, {"job_id", job->job_id}, {"fit", FitToJson(result.fit)}};
 }
 
-json RemoveJob(const json& request, dataplane::Program& program) {
+json RemoveJob(const json& request, dataplane::SwitchBackend& program) {
   const SwitchJob* running = program.job();
   if (running == nullptr) return Refuse("no job is installed");
   if (!request.contains("job_id") || !request["job_id"].is_number_integer() ||
@@ -73,10 +73,10 @@ json RemoveJob(const json& request, dataplane::Program& program) {
 
 bool IsWellKnownToken(const std::string& token) { return token == "libra"; }
 
-json CountersToJson(const dataplane::Program& program, const IoCounters& io) {
+json CountersToJson(const dataplane::SwitchBackend& program, const IoCounters& io) {
   json drops = json::object();
   json events = json::object();
-  const auto& counters = program.counters();
+  const dataplane::ProgramCounters counters = program.Counters();
   for (std::size_t i = 0; i < counters.drops.size(); ++i) {
     drops[std::string(dataplane::DropReasonName(static_cast<dataplane::DropReason>(i)))] =
         counters.drops[i];
@@ -103,7 +103,8 @@ json CountersToJson(const dataplane::Program& program, const IoCounters& io) {
                 {"refused", io.control_refused}}}};
 }
 
-json HandleControlRequest(const json& request, dataplane::Program& program, const IoCounters& io) {
+json HandleControlRequest(const json& request, dataplane::SwitchBackend& program,
+                          const IoCounters& io) {
   if (!request.is_object() || !request.contains("op") || !request["op"].is_string()) {
     return Refuse("a request is a JSON object with a string 'op'");
   }
@@ -123,7 +124,7 @@ json HandleControlRequest(const json& request, dataplane::Program& program, cons
 }
 
 std::string ServeControlRequest(std::string_view text, std::size_t frames,
-                                dataplane::Program& program, IoCounters& io) {
+                                dataplane::SwitchBackend& program, IoCounters& io) {
   ++io.control_requests;
   json reply;
   bool malformed = true;

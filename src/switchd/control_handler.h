@@ -47,15 +47,15 @@ inline constexpr std::size_t kMaxControlRequestBytes = std::size_t{1} << 20;  //
 // A token anyone can guess (a default once used when a job named none).
 bool IsWellKnownToken(const std::string& token);
 
-nlohmann::json CountersToJson(const dataplane::Program& program, const IoCounters& io);
+nlohmann::json CountersToJson(const dataplane::SwitchBackend& program, const IoCounters& io);
 
-nlohmann::json HandleControlRequest(const nlohmann::json& request, dataplane::Program& program,
-                                    const IoCounters& io);
+nlohmann::json HandleControlRequest(const nlohmann::json& request,
+                                    dataplane::SwitchBackend& program, const IoCounters& io);
 
 // One request as it came off the control socket (`frames` > 1: a multi-frame
 // ZeroMQ message, whose first frame is `text`) to the reply text. Never
 // throws on any input; counts the request in `io`.
 std::string ServeControlRequest(std::string_view text, std::size_t frames,
-                                dataplane::Program& program, IoCounters& io);
+                                dataplane::SwitchBackend& program, IoCounters& io);
 
 }  // namespace libra::switchd

@@ -8,6 +8,9 @@
 #include "net/udp_socket.h"
 #include "switchd/control_handler.h"
 #include "switchd/loss_injector.h"
+#if defined(LIBRA_HAVE_XDP)
+#include "xdp/xdp_program.h"
+#endif
 
 namespace libra::switchd {
 
@@ -35,6 +38,40 @@ struct SwitchDaemon::Impl {
     } catch (const zmq::error_t& e) {
       throw std::runtime_error("control port " + address + ": " + e.what());
     }
+    if (options.dataplane == "xdp") LoadXdp(options);
+  }
+
+  // The XDP back end, or the model with one line saying why not.
+  void LoadXdp(const SwitchdOptions& options) {
+    std::string error;
+#if defined(LIBRA_HAVE_XDP)
+    if (options.interfaces.empty()) {
+      error = "no --interface to attach to";
+    } else if (options.drop_rate > 0 || options.die_at_epoch >= 0) {
+      error =
+          "--drop-rate and --die-at-epoch act on packets switchd reads, and XDP answers "
+          "most of them in the kernel";
+    } else if (auto loaded = xdp::XdpProgram::Load(options.profile, socket.local(), &error)) {
+      bool attached = true;
+      for (const std::string& interface : options.interfaces) {
+        attached = attached && loaded->Attach(interface, &error);
+      }
+      if (attached) xdp = std::move(loaded);
+    }
+#else
+    error = "this build has no XDP program (needs clang, bpftool and libbpf-dev)";
+#endif
+    if (xdp == nullptr) {
+      std::cerr << "switchd: --dataplane xdp unavailable (" << error
+                << "); running --dataplane model" << std::endl;
+    }
+  }
+
+  dataplane::SwitchBackend& backend() {
+#if defined(LIBRA_HAVE_XDP)
+    if (xdp != nullptr) return *xdp;
+#endif
+    return program;
   }
 
   // A crash in the middle of an epoch, for the switch-failure tests: state
@@ -65,6 +102,12 @@ struct SwitchDaemon::Impl {
         }
         if (die_at_epoch >= 0) [[unlikely]]
           DieAtEpoch(receive.payload(i));
+#if defined(LIBRA_HAVE_XDP)
+        if (xdp != nullptr) {
+          xdp->HandleUpcall(receive.payload(i), receive.source(i), outputs);
+          continue;
+        }
+#endif
         program.Process(receive.payload(i), receive.source(i), outputs);
       }
       // The replies go out straight from the program's output buffers, which
@@ -94,7 +137,7 @@ struct SwitchDaemon::Impl {
         (void)control.recv(rest, zmq::recv_flags::none);
         more = rest.more();
       }
-      const std::string text = ServeControlRequest(request.to_string_view(), frames, program, io);
+      const std::string text = ServeControlRequest(request.to_string_view(), frames, backend(), io);
       control.send(zmq::buffer(text), zmq::send_flags::none);
     }
   }
@@ -111,6 +154,9 @@ struct SwitchDaemon::Impl {
   LossInjector egress_loss;
   const std::int64_t die_at_epoch;
   IoCounters io;
+#if defined(LIBRA_HAVE_XDP)
+  std::unique_ptr<xdp::XdpProgram> xdp;  // set: the XDP back end runs, not `program`
+#endif
 };
 
 SwitchDaemon::SwitchDaemon(const SwitchdOptions& options)
@@ -119,6 +165,13 @@ SwitchDaemon::SwitchDaemon(const SwitchdOptions& options)
 SwitchDaemon::~SwitchDaemon() = default;
 
 UdpEndpoint SwitchDaemon::data_endpoint() const { return impl_->socket.local(); }
+
+std::string SwitchDaemon::dataplane() const {
+#if defined(LIBRA_HAVE_XDP)
+  if (impl_->xdp != nullptr) return "xdp";
+#endif
+  return "model";
+}
 
 std::string SwitchDaemon::control_endpoint() const {
   return impl_->control.get(zmq::sockopt::last_endpoint);

@@ -52,53 +52,58 @@
 #include <string_view>
 
 #include "wire/coding.h"
+#include "wire/wire_format.h"
 
 namespace libra::wire {
 
 // 3: RESULT as a written mask and 4-byte values, UPDATE/REPLICA as row
 // blocks (2: 8-byte (cell, value) slots in every message; 1: RESULT answered
 // every cell and UPDATE published every hot value in every epoch).
-inline constexpr std::uint8_t kVersion = 3;
-inline constexpr std::size_t kHeaderBytes = 20;
+// The numbers come from wire_format.h, which the XDP switch program shares.
+inline constexpr std::uint8_t kVersion = LIBRA_WIRE_VERSION;
+inline constexpr std::size_t kHeaderBytes = LIBRA_WIRE_HEADER_BYTES;
 // Where each header field starts (the drawing above).
-inline constexpr std::size_t kVersionAt = 0;
-inline constexpr std::size_t kTypeAt = 1;
-inline constexpr std::size_t kFlagsAt = 2;
-inline constexpr std::size_t kJobIdAt = 4;
-inline constexpr std::size_t kNodeIdAt = 8;
-inline constexpr std::size_t kSlotCountAt = 10;
-inline constexpr std::size_t kEpochAt = 12;
-inline constexpr std::size_t kSeqAt = 16;
+inline constexpr std::size_t kVersionAt = LIBRA_WIRE_VERSION_AT;
+inline constexpr std::size_t kTypeAt = LIBRA_WIRE_TYPE_AT;
+inline constexpr std::size_t kFlagsAt = LIBRA_WIRE_FLAGS_AT;
+inline constexpr std::size_t kJobIdAt = LIBRA_WIRE_JOB_ID_AT;
+inline constexpr std::size_t kNodeIdAt = LIBRA_WIRE_NODE_ID_AT;
+inline constexpr std::size_t kSlotCountAt = LIBRA_WIRE_SLOT_COUNT_AT;
+inline constexpr std::size_t kEpochAt = LIBRA_WIRE_EPOCH_AT;
+inline constexpr std::size_t kSeqAt = LIBRA_WIRE_SEQ_AT;
 
 // A slot: the key word (V, S, cell index), then the value.
-inline constexpr std::size_t kSlotBytes = 8;
-inline constexpr std::size_t kSlotValueAt = 4;
-inline constexpr std::size_t kValueBytes = 4;
+inline constexpr std::size_t kSlotBytes = LIBRA_WIRE_SLOT_BYTES;
+inline constexpr std::size_t kSlotValueAt = LIBRA_WIRE_SLOT_VALUE_AT;
+inline constexpr std::size_t kValueBytes = LIBRA_WIRE_VALUE_BYTES;
 // RESULT: the written mask at kHeaderBytes, the saturated mask (if any) next.
-inline constexpr std::size_t kMaskBytes = 8;
+inline constexpr std::size_t kMaskBytes = LIBRA_WIRE_MASK_BYTES;
 // A row block: the row, then the array mask, then the values.
-inline constexpr std::size_t kRowBlockMaskAt = 4;
-inline constexpr std::size_t kRowBlockHeaderBytes = kRowBlockMaskAt + kMaskBytes;
+inline constexpr std::size_t kRowBlockMaskAt = LIBRA_WIRE_ROW_BLOCK_MASK_AT;
+inline constexpr std::size_t kRowBlockHeaderBytes = LIBRA_WIRE_ROW_BLOCK_HEADER_BYTES;
 // Upper bound of the format; a job's slots per packet P is at most this.
-inline constexpr std::size_t kMaxSlots = 64;
-inline constexpr std::size_t kMaxMessageBytes = kHeaderBytes + kMaxSlots * kSlotBytes;
+inline constexpr std::size_t kMaxSlots = LIBRA_WIRE_MAX_SLOTS;
+inline constexpr std::size_t kMaxMessageBytes = LIBRA_WIRE_MAX_MESSAGE_BYTES;
 // The most values an UPDATE can carry: one row block filling the message.
-inline constexpr std::size_t kMaxUpdateValues =
-    (kMaxMessageBytes - kHeaderBytes - kRowBlockHeaderBytes) / kValueBytes;
+inline constexpr std::size_t kMaxUpdateValues = LIBRA_WIRE_MAX_UPDATE_VALUES;
+static_assert(kRowBlockHeaderBytes == kRowBlockMaskAt + kMaskBytes);
+static_assert(kMaxMessageBytes == kHeaderBytes + kMaxSlots * kSlotBytes);
+static_assert(kMaxUpdateValues ==
+              (kMaxMessageBytes - kHeaderBytes - kRowBlockHeaderBytes) / kValueBytes);
 
 enum class MessageType : std::uint8_t {
-  kData = 1,        // worker -> switch: gradient values of one epoch
-  kAck = 2,         // switch -> worker: DATA or FIN (flag kFin) arrived
-  kFin = 3,         // worker -> switch: all DATA of the epoch ACKed; seq = packets sent
-  kReady = 4,       // switch -> every server: all N workers finished the epoch
-  kCollect = 5,     // server -> switch: read these cells of the epoch
-  kResult = 6,      // switch -> server: float32 sums of the COLLECTed cells
-  kUpdate = 7,      // server -> switch: new parameter values of hot cells
-  kReplica = 8,     // switch -> every worker: the UPDATE, replicated
-  kProbe = 9,       // anyone -> switch: liveness
-  kProbeReply = 10  // switch -> prober
+  kData = LIBRA_WIRE_TYPE_DATA,  // worker -> switch: gradient values of one epoch
+  kAck = LIBRA_WIRE_TYPE_ACK,    // switch -> worker: DATA or FIN (flag kFin) arrived
+  kFin = LIBRA_WIRE_TYPE_FIN,  // worker -> switch: all DATA of the epoch ACKed; seq = packets sent
+  kReady = LIBRA_WIRE_TYPE_READY,      // switch -> every server: all N workers finished the epoch
+  kCollect = LIBRA_WIRE_TYPE_COLLECT,  // server -> switch: read these cells of the epoch
+  kResult = LIBRA_WIRE_TYPE_RESULT,    // switch -> server: float32 sums of the COLLECTed cells
+  kUpdate = LIBRA_WIRE_TYPE_UPDATE,    // server -> switch: new parameter values of hot cells
+  kReplica = LIBRA_WIRE_TYPE_REPLICA,  // switch -> every worker: the UPDATE, replicated
+  kProbe = LIBRA_WIRE_TYPE_PROBE,      // anyone -> switch: liveness
+  kProbeReply = LIBRA_WIRE_TYPE_PROBE_REPLY  // switch -> prober
 };
-inline constexpr std::uint8_t kLastMessageType = 10;
+inline constexpr std::uint8_t kLastMessageType = LIBRA_WIRE_LAST_TYPE;
 
 // What follows the header.
 enum class Payload : std::uint8_t {
@@ -111,15 +116,19 @@ Payload PayloadOf(MessageType type);
 std::string_view MessageTypeName(MessageType type);
 
 // Header flag bits.
-inline constexpr std::uint16_t kFlagRetransmission = 1 << 0;  // sender: this is a resend
+inline constexpr std::uint16_t kFlagRetransmission =
+    LIBRA_WIRE_FLAG_RETRANSMISSION;  // sender: this is a resend
 // RESULT: some value saturated; the saturated mask follows the written mask.
-inline constexpr std::uint16_t kFlagSaturated = 1 << 1;
-inline constexpr std::uint16_t kFlagDuplicate = 1 << 2;  // ACK: DATA/FIN seen before
-inline constexpr std::uint16_t kFlagFin = 1 << 3;        // ACK: acknowledges a FIN
-inline constexpr std::uint16_t kFlagNotReady = 1 << 4;   // RESULT: epoch not complete
-inline constexpr std::uint16_t kFlagLast = 1 << 5;       // UPDATE/REPLICA: the epoch's last packet
+inline constexpr std::uint16_t kFlagSaturated = LIBRA_WIRE_FLAG_SATURATED;
+inline constexpr std::uint16_t kFlagDuplicate =
+    LIBRA_WIRE_FLAG_DUPLICATE;                                  // ACK: DATA/FIN seen before
+inline constexpr std::uint16_t kFlagFin = LIBRA_WIRE_FLAG_FIN;  // ACK: acknowledges a FIN
+inline constexpr std::uint16_t kFlagNotReady =
+    LIBRA_WIRE_FLAG_NOT_READY;  // RESULT: epoch not complete
+inline constexpr std::uint16_t kFlagLast =
+    LIBRA_WIRE_FLAG_LAST;  // UPDATE/REPLICA: the epoch's last packet
 // COLLECT: slot 0 names a row; read that cell of every register array.
-inline constexpr std::uint16_t kFlagRow = 1 << 6;
+inline constexpr std::uint16_t kFlagRow = LIBRA_WIRE_FLAG_ROW;
 
 struct Header {
   std::uint8_t version = kVersion;
@@ -155,9 +164,9 @@ struct CellValue {
   std::uint32_t value = 0;  // float32 bits
 };
 
-inline constexpr std::uint32_t kSlotValidBit = 1u << 31;
-inline constexpr std::uint32_t kSlotSaturatedBit = 1u << 30;
-inline constexpr std::uint32_t kSlotIndexMask = (1u << 30) - 1;
+inline constexpr std::uint32_t kSlotValidBit = LIBRA_WIRE_SLOT_VALID_BIT;
+inline constexpr std::uint32_t kSlotSaturatedBit = LIBRA_WIRE_SLOT_SATURATED_BIT;
+inline constexpr std::uint32_t kSlotIndexMask = LIBRA_WIRE_SLOT_INDEX_MASK;
 
 struct Message {
   Header header;

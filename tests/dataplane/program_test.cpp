@@ -1,4 +1,6 @@
-// Scenarios of the per-packet switch program, packet by packet.
+// Scenarios of the per-packet switch program, packet by packet, against
+// every back end of the build (common/switch_backends.h): the model, and the
+// XDP program in lockstep with a model, every output and counter compared.
 #include "dataplane/program.h"
 
 #include <gmock/gmock.h>
@@ -10,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include "common/switch_backends.h"
 #include "dataplane/stateful_ops.h"
 
 namespace libra::dataplane {
@@ -122,13 +125,18 @@ bool SaturatedAt(const Reply& result, int j) {
 }
 bool Answered(const Reply& result, int j) { return Answers(result).count(j) != 0; }
 
-class ProgramTest : public ::testing::Test {
+class ProgramTest : public ::testing::TestWithParam<std::string> {
  protected:
-  void SetUp() override { ASSERT_TRUE(program_.InstallJob(MakeJob()).ok); }
+  void SetUp() override {
+    std::string skip;
+    backend_ = testing::MakeSwitchBackend(GetParam(), &skip);
+    if (backend_ == nullptr) GTEST_SKIP() << GetParam() << " back end unavailable: " << skip;
+    ASSERT_TRUE(backend_->InstallJob(MakeJob()).ok);
+  }
 
   std::vector<Reply> Send(const std::vector<std::uint8_t>& bytes, const UdpEndpoint& from) {
     OutputBatch out;
-    program_.Process(bytes, from, out);
+    backend_->Process(bytes, from, out);
     std::vector<Reply> replies;
     for (std::size_t i = 0; i < out.size(); ++i) {
       Reply reply{out[i].destination, {}, {}};
@@ -166,7 +174,7 @@ class ProgramTest : public ::testing::Test {
     for (float x : addends) sum = SaturatingAdd(sum, codec.ToFixed(Bits(x)).value).value;
     return Float(codec.ToFloatBits(sum));
   }
-  std::uint64_t Drops(DropReason reason) const { return program_.counters()[reason]; }
+  std::uint64_t Drops(DropReason reason) const { return backend_->Counters()[reason]; }
   // Sends kPackets DATA packets per worker in epoch 0, each packet's slots from
   // `make_values`, then checks every cell's RESULT against sums computed here.
   template <typename MakeValues>
@@ -189,7 +197,7 @@ class ProgramTest : public ::testing::Test {
       }
     }
     for (int w = 0; w < kWorkers; ++w) SendFin(w, 0, kPackets);
-    EXPECT_EQ(program_.counters().TotalDrops(), 0u);
+    EXPECT_EQ(backend_->Counters().TotalDrops(), 0u);
     for (std::uint32_t i = 0; i < kCells; ++i) {
       std::vector<SlotValue> ask;
       for (int j = 0; j < kSlots; ++j) ask.push_back({j, i, 0});
@@ -205,10 +213,10 @@ class ProgramTest : public ::testing::Test {
     }
   }
 
-  Program program_;
+  std::unique_ptr<SwitchBackend> backend_;
 };
 
-TEST_F(ProgramTest, AggregatesAllWorkersAndAnswersCollect) {
+TEST_P(ProgramTest, AggregatesAllWorkersAndAnswersCollect) {
   const float xs[kWorkers] = {0.5f, -1.25f, 3.0e-3f};
   for (int w = 0; w < kWorkers; ++w) {
     const auto replies = SendData(w, 0, 0, {{0, 2, xs[w]}, {2, 5, 10.0f * xs[w]}});
@@ -234,10 +242,10 @@ TEST_F(ProgramTest, AggregatesAllWorkersAndAnswersCollect) {
   EXPECT_EQ(Bits(SumAt(r, 0)), Bits(Reference({xs[0], xs[1], xs[2]})));
   EXPECT_EQ(Bits(SumAt(r, 2)), Bits(Reference({10 * xs[0], 10 * xs[1], 10 * xs[2]})));
   EXPECT_NEAR(SumAt(r, 0), 0.5 - 1.25 + 3.0e-3, 3 * std::ldexp(1.0, -kScale));
-  EXPECT_EQ(program_.counters()[Event::kValuesAggregated], 6u);
+  EXPECT_EQ(backend_->Counters()[Event::kValuesAggregated], 6u);
 }
 
-TEST_F(ProgramTest, CollectByRowReadsThatCellOfEveryArray) {
+TEST_P(ProgramTest, CollectByRowReadsThatCellOfEveryArray) {
   RunEpoch(0, {{0, 4, 1.0f}, {2, 4, 2.0f}, {1, 5, 3.0f}});
   const auto result =
       Send(Packet(MessageType::kCollect, 0, 0, 9, {{0, 4, 0}}, 0, kJob, wire::kFlagRow),
@@ -259,14 +267,14 @@ TEST_F(ProgramTest, CollectByRowReadsThatCellOfEveryArray) {
   EXPECT_EQ(empty[0].header().slot_count, 0);
 }
 
-TEST_F(ProgramTest, RetransmissionAfterAggregationIsAckedButNotAddedAgain) {
+TEST_P(ProgramTest, RetransmissionAfterAggregationIsAckedButNotAddedAgain) {
   SendData(0, 0, 0, {{0, 1, 1.0f}});
   const auto again = SendData(0, 0, 0, {{0, 1, 1.0f}}, wire::kFlagRetransmission);
   ASSERT_EQ(again.size(), 1u);
   EXPECT_EQ(again[0].header().type, MessageType::kAck);
   EXPECT_EQ(again[0].header().flags, wire::kFlagDuplicate);
-  EXPECT_EQ(program_.counters()[Event::kDataDuplicates], 1u);
-  EXPECT_EQ(program_.counters()[Event::kRetransmissions], 1u);
+  EXPECT_EQ(backend_->Counters()[Event::kDataDuplicates], 1u);
+  EXPECT_EQ(backend_->Counters()[Event::kRetransmissions], 1u);
   for (int w = 1; w < kWorkers; ++w) SendData(w, 0, 0, {});
   for (int w = 0; w < kWorkers; ++w) SendFin(w, 0, 1);
   const auto result = SendCollect(0, 0, {{0, 1, 0}});
@@ -274,15 +282,15 @@ TEST_F(ProgramTest, RetransmissionAfterAggregationIsAckedButNotAddedAgain) {
   EXPECT_EQ(SumAt(result[0], 0), 1.0f);
 }
 
-TEST_F(ProgramTest, LateDuplicateWithinTheWindowIsIgnored) {
+TEST_P(ProgramTest, LateDuplicateWithinTheWindowIsIgnored) {
   for (std::uint32_t seq = 0; seq < 5; ++seq) SendData(0, 0, seq, {{0, 3, 2.0f}});
   SendData(0, 0, 1, {{0, 3, 2.0f}});
   SendData(0, 0, 4, {{0, 3, 2.0f}});
-  EXPECT_EQ(program_.counters()[Event::kDataDuplicates], 2u);
-  EXPECT_EQ(program_.counters()[Event::kValuesAggregated], 5u);
+  EXPECT_EQ(backend_->Counters()[Event::kDataDuplicates], 2u);
+  EXPECT_EQ(backend_->Counters()[Event::kValuesAggregated], 5u);
 }
 
-TEST_F(ProgramTest, FinFromEveryWorkerSendsReadyToEveryServer) {
+TEST_P(ProgramTest, FinFromEveryWorkerSendsReadyToEveryServer) {
   for (int w = 0; w < kWorkers; ++w) SendData(w, 0, 0, {{0, 0, 1.0f}});
   auto ack = SendFin(0, 0, 1);
   ASSERT_EQ(ack.size(), 1u);
@@ -304,11 +312,11 @@ TEST_F(ProgramTest, FinFromEveryWorkerSendsReadyToEveryServer) {
     EXPECT_EQ(ready.header().node_id, s);
     EXPECT_EQ(ready.header().epoch, 0u);
   }
-  EXPECT_EQ(program_.counters()[Event::kEpochsReady], 1u);
-  EXPECT_EQ(program_.counters()[Event::kFinDuplicates], 1u);
+  EXPECT_EQ(backend_->Counters()[Event::kEpochsReady], 1u);
+  EXPECT_EQ(backend_->Counters()[Event::kFinDuplicates], 1u);
 }
 
-TEST_F(ProgramTest, FinThatCountsOtherDataThanSeenIsDropped) {
+TEST_P(ProgramTest, FinThatCountsOtherDataThanSeenIsDropped) {
   SendData(0, 0, 0, {{0, 0, 1.0f}});
   EXPECT_TRUE(SendFin(0, 0, 2).empty());
   EXPECT_TRUE(SendFin(1, 0, 1).empty());
@@ -316,7 +324,7 @@ TEST_F(ProgramTest, FinThatCountsOtherDataThanSeenIsDropped) {
   EXPECT_EQ(SendFin(1, 0, 0).size(), 1u);  // a worker with no hot values this epoch
 }
 
-TEST_F(ProgramTest, CollectBeforeReadyIsAnsweredNotReady) {
+TEST_P(ProgramTest, CollectBeforeReadyIsAnsweredNotReady) {
   SendData(0, 0, 0, {{0, 0, 1.0f}});
   SendFin(0, 0, 1);
   const auto result = SendCollect(0, 0, {{0, 0, 0}});
@@ -324,10 +332,10 @@ TEST_F(ProgramTest, CollectBeforeReadyIsAnsweredNotReady) {
   EXPECT_EQ(result[0].header().type, MessageType::kResult);
   EXPECT_EQ(result[0].header().flags, wire::kFlagNotReady);
   EXPECT_EQ(result[0].header().slot_count, 0);
-  EXPECT_EQ(program_.counters()[Event::kCollectNotReady], 1u);
+  EXPECT_EQ(backend_->Counters()[Event::kCollectNotReady], 1u);
 }
 
-TEST_F(ProgramTest, ReCollectReadsTheSameBits) {
+TEST_P(ProgramTest, ReCollectReadsTheSameBits) {
   RunEpoch(0, {{0, 4, 0.1f}, {3, 9, -7.5f}});
   const auto first = SendCollect(0, 0, {{0, 4, 0}, {3, 9, 0}});
   const auto second = SendCollect(0, 0, {{0, 4, 0}, {3, 9, 0}});
@@ -339,13 +347,13 @@ TEST_F(ProgramTest, ReCollectReadsTheSameBits) {
   EXPECT_EQ(Bits(SumAt(first[0], 3)), Bits(Reference({-7.5f, -15.0f, -22.5f})));
 }
 
-TEST_F(ProgramTest, DataOfAnOlderEpochLeavesTheNewerBankAlone) {
+TEST_P(ProgramTest, DataOfAnOlderEpochLeavesTheNewerBankAlone) {
   // Worker 0 is two epochs ahead of worker 1: the same bank, a newer tag.
   ASSERT_EQ(SendData(0, 2, 0, {{0, 3, 1.0f}, {1, 3, 2.0f}}).size(), 1u);
   ASSERT_EQ(SendData(1, 0, 0, {{0, 3, 5.0f}, {1, 3, 6.0f}}).size(), 1u);  // one row: both stale
   ASSERT_EQ(SendData(1, 0, 1, {{0, 3, 5.0f}, {1, 4, 6.0f}}).size(), 1u);  // two rows: one stale
-  EXPECT_EQ(program_.counters()[Event::kValuesStale], 3u);
-  EXPECT_EQ(program_.counters()[Event::kValuesAggregated], 3u);
+  EXPECT_EQ(backend_->Counters()[Event::kValuesStale], 3u);
+  EXPECT_EQ(backend_->Counters()[Event::kValuesAggregated], 3u);
   SendFin(0, 2, 1);
   for (int w = 1; w < kWorkers; ++w) SendFin(w, 2, 0);
   const auto result = SendCollect(0, 2, {{0, 3, 0}, {1, 3, 0}});
@@ -354,7 +362,7 @@ TEST_F(ProgramTest, DataOfAnOlderEpochLeavesTheNewerBankAlone) {
   EXPECT_EQ(SumAt(result[0], 1), 2.0f);
 }
 
-TEST_F(ProgramTest, BankIsReusedTwoEpochsLater) {
+TEST_P(ProgramTest, BankIsReusedTwoEpochsLater) {
   RunEpoch(0, {{0, 1, 1.0f}, {1, 2, 2.0f}});
   RunEpoch(1, {{0, 1, 4.0f}});
   RunEpoch(2, {{0, 1, 8.0f}});  // bank 0 again; cell (1, 2) not touched
@@ -370,7 +378,7 @@ TEST_F(ProgramTest, BankIsReusedTwoEpochsLater) {
   EXPECT_EQ(Drops(DropReason::kStaleEpoch), 1u);
 }
 
-TEST_F(ProgramTest, TwoEpochsInFlightStayApart) {
+TEST_P(ProgramTest, TwoEpochsInFlightStayApart) {
   // Worker 0 runs ahead into epoch 1 while workers 1 and 2 are still in epoch 0.
   SendData(0, 0, 0, {{0, 0, 1.0f}});
   SendFin(0, 0, 1);
@@ -389,7 +397,7 @@ TEST_F(ProgramTest, TwoEpochsInFlightStayApart) {
   EXPECT_EQ(SumAt(SendCollect(0, 1, {{0, 0, 0}})[0], 0), 600.0f);
 }
 
-TEST_F(ProgramTest, SaturationIsFlaggedInResult) {
+TEST_P(ProgramTest, SaturationIsFlaggedInResult) {
   RunEpoch(0, {{0, 0, 16000.0f}, {1, 0, 1.0f}});  // 16000 * (1 + 2 + 3) > 2^15
   const auto result = SendCollect(0, 0, {{0, 0, 0}, {1, 0, 0}});
   ASSERT_EQ(result.size(), 1u);
@@ -397,10 +405,10 @@ TEST_F(ProgramTest, SaturationIsFlaggedInResult) {
   EXPECT_TRUE(SaturatedAt(result[0], 0));
   EXPECT_FALSE(SaturatedAt(result[0], 1));
   EXPECT_EQ(SumAt(result[0], 1), 6.0f);
-  EXPECT_EQ(program_.counters()[Event::kResultsSaturated], 1u);
+  EXPECT_EQ(backend_->Counters()[Event::kResultsSaturated], 1u);
 }
 
-TEST_F(ProgramTest, NanAndInfinityAreRejectedAndFlagTheirCell) {
+TEST_P(ProgramTest, NanAndInfinityAreRejectedAndFlagTheirCell) {
   SendData(0, 0, 0, {{0, 0, 1.0f}, {1, 0, 1.0f}});
   SendData(1, 0, 0, {{0, 0, std::nanf("")}, {1, 0, 1.0f}});
   SendData(2, 0, 0, {{0, 0, 1.0f}, {1, 0, -INFINITY}});
@@ -410,11 +418,11 @@ TEST_F(ProgramTest, NanAndInfinityAreRejectedAndFlagTheirCell) {
   EXPECT_TRUE(SaturatedAt(result[0], 0));
   EXPECT_TRUE(SaturatedAt(result[0], 1));
   EXPECT_EQ(SumAt(result[0], 0), 2.0f);  // the NaN added nothing
-  EXPECT_EQ(program_.counters()[Event::kValuesRejected], 2u);
-  EXPECT_EQ(program_.counters()[Event::kValuesAggregated], 4u);
+  EXPECT_EQ(backend_->Counters()[Event::kValuesRejected], 2u);
+  EXPECT_EQ(backend_->Counters()[Event::kValuesAggregated], 4u);
 }
 
-TEST_F(ProgramTest, WrongJobUnknownWorkerAndForgedIdAreDropped) {
+TEST_P(ProgramTest, WrongJobUnknownWorkerAndForgedIdAreDropped) {
   EXPECT_TRUE(
       Send(Packet(MessageType::kData, 0, 0, 0, {{0, 0, 1.0f}}, 0, kJob + 1), WorkerAddress(0))
           .empty());
@@ -428,18 +436,18 @@ TEST_F(ProgramTest, WrongJobUnknownWorkerAndForgedIdAreDropped) {
   EXPECT_TRUE(Send(Packet(MessageType::kAck, 0, 0, 0), WorkerAddress(0)).empty());
   EXPECT_TRUE(Send(Packet(MessageType::kData, 0, 0, 0, {{0, 0, 1.0f}}), ServerAddress(0)).empty());
   EXPECT_EQ(Drops(DropReason::kUnexpectedType), 3u);
-  EXPECT_EQ(program_.counters()[Event::kValuesAggregated], 0u);
+  EXPECT_EQ(backend_->Counters()[Event::kValuesAggregated], 0u);
 }
 
-TEST_F(ProgramTest, OutOfRangeIndexDropsTheWholePacket) {
+TEST_P(ProgramTest, OutOfRangeIndexDropsTheWholePacket) {
   EXPECT_TRUE(SendData(0, 0, 0, {{0, 1, 1.0f}, {1, kCells, 1.0f}}).empty());
   EXPECT_EQ(Drops(DropReason::kCellIndexOutOfRange), 1u);
-  EXPECT_EQ(program_.counters()[Event::kValuesAggregated], 0u);
+  EXPECT_EQ(backend_->Counters()[Event::kValuesAggregated], 0u);
   // Nothing was recorded either: the same packet, fixed, is new.
   EXPECT_EQ(SendData(0, 0, 0, {{0, 1, 1.0f}})[0].header().flags, 0);
 }
 
-TEST_F(ProgramTest, MalformedPacketsAreDroppedByReason) {
+TEST_P(ProgramTest, MalformedPacketsAreDroppedByReason) {
   const auto good = Packet(MessageType::kData, 0, 0, 0, {{0, 0, 1.0f}});
   const std::vector<std::uint8_t> truncated(good.begin(), good.end() - 1);
   auto oversized = good;
@@ -463,10 +471,10 @@ TEST_F(ProgramTest, MalformedPacketsAreDroppedByReason) {
   EXPECT_EQ(Drops(DropReason::kTooManySlots), 2u);
   EXPECT_TRUE(SendData(0, kMaxEpoch + 1, 0, {}).empty());
   EXPECT_EQ(Drops(DropReason::kEpochOutOfRange), 1u);
-  EXPECT_EQ(program_.counters().TotalDrops(), 8u);
+  EXPECT_EQ(backend_->Counters().TotalDrops(), 8u);
 }
 
-TEST_F(ProgramTest, InvalidSlotsAreIgnoredWhateverTheirIndex) {
+TEST_P(ProgramTest, InvalidSlotsAreIgnoredWhateverTheirIndex) {
   // Slot 1 is a hole whose index is out of range: it must neither drop the
   // packet nor touch a cell.
   wire::Header header;
@@ -479,8 +487,8 @@ TEST_F(ProgramTest, InvalidSlotsAreIgnoredWhateverTheirIndex) {
   std::vector<std::uint8_t> bytes(wire::EncodedSize(3));
   ASSERT_EQ(wire::Encode(header, slots, bytes), bytes.size());
   ASSERT_EQ(Send(bytes, WorkerAddress(0)).size(), 1u);
-  EXPECT_EQ(program_.counters().TotalDrops(), 0u);
-  EXPECT_EQ(program_.counters()[Event::kValuesAggregated], 2u);
+  EXPECT_EQ(backend_->Counters().TotalDrops(), 0u);
+  EXPECT_EQ(backend_->Counters()[Event::kValuesAggregated], 2u);
   for (int w = 1; w < kWorkers; ++w) SendData(w, 0, 0, {});
   for (int w = 0; w < kWorkers; ++w) SendFin(w, 0, 1);
   const auto result = SendCollect(0, 0, {{0, 2, 0}, {1, kCells - 1, 0}, {2, 3, 0}});
@@ -492,7 +500,7 @@ TEST_F(ProgramTest, InvalidSlotsAreIgnoredWhateverTheirIndex) {
 
 // Many random packets (random holes, cells, magnitudes up to saturation)
 // against a straightforward reference of the same fixed-point arithmetic.
-TEST_F(ProgramTest, RandomEpochMatchesReferenceSums) {
+TEST_P(ProgramTest, RandomEpochMatchesReferenceSums) {
   std::mt19937 rng(11);
   std::uniform_int_distribution<int> coin(0, 3);
   std::uniform_int_distribution<std::uint32_t> cell(0, kCells - 1);
@@ -507,12 +515,13 @@ TEST_F(ProgramTest, RandomEpochMatchesReferenceSums) {
     return values;
   });
   // Holes and scattered rows: (nearly) every packet takes the slot loop.
-  EXPECT_LT(program_.counters()[Event::kDataOneRow], program_.counters()[Event::kDataPackets] / 10);
+  EXPECT_LT(backend_->Counters()[Event::kDataOneRow],
+            backend_->Counters()[Event::kDataPackets] / 10);
 }
 
 // Packets whose slots are all valid, on one row and in range (the aggregate
 // stage's branch-free row loop), with sums that overflow now and then.
-TEST_F(ProgramTest, RandomOneRowPacketsMatchReferenceSums) {
+TEST_P(ProgramTest, RandomOneRowPacketsMatchReferenceSums) {
   std::mt19937 rng(12);
   std::uniform_int_distribution<int> coin(0, 2);
   std::uniform_int_distribution<std::uint32_t> cell(0, kCells - 1);
@@ -525,12 +534,12 @@ TEST_F(ProgramTest, RandomOneRowPacketsMatchReferenceSums) {
       values.push_back({j, row, coin(rng) == 0 ? large(rng) : small(rng)});
     return values;
   });
-  EXPECT_GT(program_.counters()[Event::kSaturatedCellUpdates], 0u);
-  EXPECT_EQ(program_.counters()[Event::kValuesSaturated], 0u);  // the sums did, not the values
-  EXPECT_EQ(program_.counters()[Event::kDataOneRow], program_.counters()[Event::kDataPackets]);
+  EXPECT_GT(backend_->Counters()[Event::kSaturatedCellUpdates], 0u);
+  EXPECT_EQ(backend_->Counters()[Event::kValuesSaturated], 0u);  // the sums did, not the values
+  EXPECT_EQ(backend_->Counters()[Event::kDataOneRow], backend_->Counters()[Event::kDataPackets]);
 }
 
-TEST_F(ProgramTest, UpdateIsReplicatedToEveryWorkerAndAckedToItsServer) {
+TEST_P(ProgramTest, UpdateIsReplicatedToEveryWorkerAndAckedToItsServer) {
   const std::vector<wire::CellValue> cells = {
       {0, 4, Bits(0.25f)}, {2, 4, Bits(-1.0f)}, {1, 8, Bits(3.0f)}};
   const std::vector<std::uint8_t> update = UpdatePacket(1, 3, 12, cells, wire::kFlagLast);
@@ -563,7 +572,7 @@ TEST_F(ProgramTest, UpdateIsReplicatedToEveryWorkerAndAckedToItsServer) {
   }
 }
 
-TEST_F(ProgramTest, AnUpdateWithBrokenRowBlocksIsDroppedAndCounted) {
+TEST_P(ProgramTest, AnUpdateWithBrokenRowBlocksIsDroppedAndCounted) {
   std::vector<std::uint8_t> update = UpdatePacket(1, 3, 0, {{0, 4, Bits(1.0f)}}, wire::kFlagLast);
   wire::StoreBig64(update.data() + wire::kHeaderBytes + wire::kRowBlockMaskAt, 0);  // empty mask
   EXPECT_TRUE(Send(update, ServerAddress(1)).empty());
@@ -575,8 +584,8 @@ TEST_F(ProgramTest, AnUpdateWithBrokenRowBlocksIsDroppedAndCounted) {
             static_cast<std::size_t>(kWorkers) + 1);
 }
 
-TEST_F(ProgramTest, ProbeIsAnsweredEvenWithoutAJob) {
-  program_.RemoveJob();
+TEST_P(ProgramTest, ProbeIsAnsweredEvenWithoutAJob) {
+  backend_->RemoveJob();
   EXPECT_TRUE(SendData(0, 0, 0, {{0, 0, 1.0f}}).empty());
   EXPECT_EQ(Drops(DropReason::kNoJob), 1u);
   const auto reply = Send(Packet(MessageType::kProbe, 0, 0, 42, {}, 0, 0), {0x7f000001, 9});
@@ -586,25 +595,30 @@ TEST_F(ProgramTest, ProbeIsAnsweredEvenWithoutAJob) {
   EXPECT_EQ(reply[0].to, (UdpEndpoint{0x7f000001, 9}));
 }
 
-TEST_F(ProgramTest, RefusedInstallKeepsTheRunningJob) {
+TEST_P(ProgramTest, RefusedInstallKeepsTheRunningJob) {
   SwitchJob twice = MakeJob();
   twice.servers.push_back(WorkerAddress(0));
-  const InstallResult refused = program_.InstallJob(twice);
+  const InstallResult refused = backend_->InstallJob(twice);
   EXPECT_FALSE(refused.ok);
   EXPECT_THAT(refused.error, ::testing::HasSubstr("appears twice"));
   SwitchJob huge = MakeJob();
   huge.cells_per_array = 1u << 24;
-  EXPECT_FALSE(program_.InstallJob(huge).ok);
-  ASSERT_NE(program_.job(), nullptr);
+  EXPECT_FALSE(backend_->InstallJob(huge).ok);
+  ASSERT_NE(backend_->job(), nullptr);
   EXPECT_EQ(SendData(0, 0, 0, {{0, 0, 1.0f}}).size(), 1u);
 }
 
-TEST_F(ProgramTest, ReinstallClearsRegisters) {
+TEST_P(ProgramTest, ReinstallClearsRegisters) {
   RunEpoch(0, {{0, 0, 1.0f}});
-  ASSERT_TRUE(program_.InstallJob(MakeJob()).ok);
+  ASSERT_TRUE(backend_->InstallJob(MakeJob()).ok);
   RunEpoch(0, {{0, 0, 2.0f}});
   EXPECT_EQ(SumAt(SendCollect(0, 0, {{0, 0, 0}})[0], 0), 12.0f);
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, ProgramTest, ::testing::ValuesIn(testing::SwitchBackendNames()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
 
 }  // namespace
 }  // namespace libra::dataplane

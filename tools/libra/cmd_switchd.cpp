@@ -3,6 +3,8 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "commands.h"
 #include "switchd/switch_daemon.h"
@@ -17,6 +19,8 @@ struct SwitchdFlags {
   double drop_rate = 0;
   std::uint64_t drop_seed = 1;
   std::int64_t die_at_epoch = -1;
+  std::string dataplane = "model";
+  std::vector<std::string> interfaces;
 };
 
 std::atomic<bool> stop_requested{false};
@@ -43,6 +47,8 @@ int RunSwitchd(const SwitchdFlags& flags) {
   options.drop_rate = flags.drop_rate;
   options.drop_seed = flags.drop_seed;
   options.die_at_epoch = flags.die_at_epoch;
+  options.dataplane = flags.dataplane;
+  options.interfaces = flags.interfaces;
 
   std::signal(SIGTERM, RequestStop);
   std::signal(SIGINT, RequestStop);
@@ -51,7 +57,8 @@ int RunSwitchd(const SwitchdFlags& flags) {
     // The first line tells scripts and tests where the switch listens.
     std::cout << nlohmann::json{{"data", daemon.data_endpoint().ToString()},
                                 {"control", daemon.control_endpoint()},
-                                {"profile", options.profile.name}}
+                                {"profile", options.profile.name},
+                                {"dataplane", daemon.dataplane()}}
                      .dump()
               << std::endl;
     daemon.Run(stop_requested);
@@ -79,6 +86,12 @@ void AddSwitchdCommand(CLI::App& parent, Runner& run) {
   sub->add_option("--die-at-epoch", flags->die_at_epoch,
                   "failure injection: SIGKILL itself when the first DATA of this epoch arrives")
       ->check(CLI::NonNegativeNumber);
+  sub->add_option("--dataplane", flags->dataplane,
+                  "model (the C++ pipeline) or xdp (the XDP program on --interface)")
+      ->check(CLI::IsMember({"model", "xdp"}))
+      ->capture_default_str();
+  sub->add_option("--interface", flags->interfaces,
+                  "with --dataplane xdp: attach the XDP program to this interface (repeatable)");
   sub->callback([&run, flags] { run = [flags] { return RunSwitchd(*flags); }; });
 }
 

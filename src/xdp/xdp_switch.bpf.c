@@ -1,0 +1,885 @@
+/* The switch program for the kernel's XDP hook: the per-packet program of
+ * src/dataplane (docs/switch.md) in restricted C, checked by the kernel's
+ * verifier and compiled with clang -target bpf. Integer arithmetic only; the
+ * job, the peer table, the conversion tables and the register arrays live in
+ * maps that the control plane (xdp_program.cpp) writes.
+ *
+ *   Ethernet/IPv4/UDP to the switch's address -> parse -> admit -> per path:
+ *     DATA:    dedup -> convert -> aggregate -> ACK            (XDP_TX)
+ *     FIN:     DATA count -> FIN once -> FIN count -> ACK      (XDP_TX)
+ *              ... the N-th FIN: ACK + READY to every server   (XDP_PASS, user space)
+ *     COLLECT: readiness -> read cells -> float32 -> RESULT    (XDP_TX)
+ *     UPDATE:  REPLICA to every worker + ACK                   (XDP_PASS, user space)
+ *     PROBE:   PROBE_REPLY                                     (XDP_TX)
+ *   anything else addressed elsewhere: XDP_PASS, untouched.
+ *
+ * One XDP pass emits at most one packet (XDP_TX). The two answers with
+ * several destinations, READY and REPLICA, carry no state the program has
+ * not already updated, so they go up to the user-space part: the completing
+ * FIN goes up rewritten into the ACK that answers it, the UPDATE as it came,
+ * and user space sends the copies (docs/switch.md, "The XDP back end"). */
+// The kernel's types first: libbpf's headers use them.
+// clang-format off
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/udp.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+// clang-format on
+
+#include "wire/wire_format.h"
+#include "xdp/xdp_abi.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Retries of a register's compare-and-swap against other CPUs' updates. */
+#define CAS_TRIES 8
+#define PAYLOAD_AT (sizeof(struct ethhdr) + sizeof(struct iphdr) + sizeof(struct udphdr))
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct libra_xdp_job);
+} job SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, LIBRA_XDP_MAX_PEERS);
+  __type(key, struct libra_xdp_peer_key);
+  __type(value, struct libra_xdp_peer);
+} peers SEC(".maps");
+
+/* float32 -> fixed: the exponent table's ToFixedEntry words. */
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 256);
+  __type(key, __u32);
+  __type(value, __u32);
+} to_fixed SEC(".maps");
+
+/* fixed -> float32: the leading-one table. */
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 32);
+  __type(key, __u32);
+  __type(value, struct libra_xdp_leading_one);
+} to_float SEC(".maps");
+
+/* The register arrays, one 64-bit cell each (xdp_abi.h), mmap-able so the
+ * control plane clears and reads them without a system call per cell. */
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(map_flags, BPF_F_MMAPABLE);
+  __uint(max_entries, LIBRA_XDP_MAX_WORKERS *LIBRA_XDP_DEDUP_WINDOW);
+  __type(key, __u32);
+  __type(value, __u64);
+} dedup_window SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(map_flags, BPF_F_MMAPABLE);
+  __uint(max_entries, LIBRA_XDP_MAX_WORKERS * 2);
+  __type(key, __u32);
+  __type(value, __u64);
+} data_count SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(map_flags, BPF_F_MMAPABLE);
+  __uint(max_entries, LIBRA_XDP_MAX_WORKERS);
+  __type(key, __u32);
+  __type(value, __u64);
+} fin_seen SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(map_flags, BPF_F_MMAPABLE);
+  __uint(max_entries, 2);
+  __type(key, __u32);
+  __type(value, __u64);
+} fin_count SEC(".maps");
+
+/* Value arrays, row by row as in the model: cell i of array j (i counting
+ * both banks) at i * P + j. Sized by the loader from the pipeline profile's
+ * register budget. */
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(map_flags, BPF_F_MMAPABLE);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, __u64);
+} values SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, LIBRA_XDP_COUNTER_COUNT);
+  __type(key, __u32);
+  __type(value, __u64);
+} counters SEC(".maps");
+
+/* A packet's metadata (the PHV): its payload copied out of the frame, the
+ * slots as parallel words, and the answer being built. Per CPU, as 1 KiB is
+ * more than the 512-byte stack. */
+struct phv {
+  __u8 in[LIBRA_WIRE_MAX_MESSAGE_BYTES];
+  __u8 out[LIBRA_WIRE_MAX_MESSAGE_BYTES];
+  __u32 index[LIBRA_XDP_MAX_JOB_SLOTS];
+  __u32 value[LIBRA_XDP_MAX_JOB_SLOTS];
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct phv);
+} scratch SEC(".maps");
+
+static __always_inline void count_n(__u32 counter, __u64 n) {
+  __u64 *c = bpf_map_lookup_elem(&counters, &counter);
+  if (c) *c += n;
+}
+static __always_inline void bump(__u32 counter) { count_n(counter, 1); }
+
+/* Big-endian fields of the copied payload; `at` is a constant or masked. */
+static __always_inline __u32 load16(const __u8 *p) { return ((__u32)p[0] << 8) | p[1]; }
+static __always_inline __u32 load32(const __u8 *p) {
+  return ((__u32)p[0] << 24) | ((__u32)p[1] << 16) | ((__u32)p[2] << 8) | p[3];
+}
+static __always_inline void store16(__u8 *p, __u32 v) {
+  p[0] = v >> 8;
+  p[1] = v;
+}
+static __always_inline void store32(__u8 *p, __u32 v) {
+  p[0] = v >> 24;
+  p[1] = v >> 16;
+  p[2] = v >> 8;
+  p[3] = v;
+}
+static __always_inline void store64(__u8 *p, __u64 v) {
+  store32(p, v >> 32);
+  store32(p + 4, (__u32)v);
+}
+
+static __always_inline __u32 popcount64(__u64 x) { return __builtin_popcountll(x); }
+
+/* --- the register programs (dataplane/stateful_ops.h), one CAS each --- */
+
+#define ORDER_OLDER 0
+#define ORDER_SAME 1
+#define ORDER_NEWER 2
+
+static __always_inline int compare_tags(__u32 packet_tag, __u32 stored_hi) {
+  __u32 stored = stored_hi & LIBRA_XDP_TAG_MASK;
+  if (packet_tag == stored) return ORDER_SAME;
+  return packet_tag > stored ? ORDER_NEWER : ORDER_OLDER;
+}
+
+/* Writes `next` over `seen` unless another CPU changed the cell meanwhile. */
+static __always_inline int publish(__u64 *cell, __u64 seen, __u64 next) {
+  return next == seen || __sync_val_compare_and_swap(cell, seen, next) == seen;
+}
+
+#define ACTION_KEEP 0
+#define ACTION_ADD 1
+#define ACTION_REPLACE 2
+
+/* The register programs are global functions: the verifier checks each
+ * once, on its own, instead of once per state of every caller (with their
+ * retry loops inlined into the slot loop, it gave up after a million
+ * instructions). */
+
+/* AccumulateValue: same epoch adds (saturating), newer replaces, older
+ * keeps. Returns the action, with ACTION_SATURATED set when the cell
+ * carries the flag after the update. */
+#define ACTION_SATURATED 4
+__noinline int accumulate(__u64 *cell, __u32 tag, __s32 addend, int mark) {
+  if (!cell) return ACTION_KEEP;
+  for (int t = 0; t < CAS_TRIES; t++) {
+    __u64 seen = *(volatile __u64 *)cell;
+    __u32 hi = LIBRA_XDP_CELL_HI(seen);
+    __u32 lo = LIBRA_XDP_CELL_LO(seen);
+    int order = compare_tags(tag, hi);
+    int action;
+    if (order == ORDER_SAME) {
+      __s32 sum = 0;
+      if (__builtin_add_overflow((__s32)lo, addend, &sum)) {
+        sum = addend > 0 ? 0x7fffffff : (__s32)0x80000000;
+        hi |= LIBRA_XDP_SATURATED_TAG_BIT;
+      }
+      lo = (__u32)sum;
+      if (mark) hi |= LIBRA_XDP_SATURATED_TAG_BIT;
+      action = ACTION_ADD;
+    } else if (order == ORDER_NEWER) {
+      lo = (__u32)addend;
+      hi = tag | (mark ? LIBRA_XDP_SATURATED_TAG_BIT : 0);
+      action = ACTION_REPLACE;
+    } else {
+      return ACTION_KEEP;
+    }
+    if (publish(cell, seen, LIBRA_XDP_CELL(hi, lo)))
+      return action | ((hi & LIBRA_XDP_SATURATED_TAG_BIT) ? ACTION_SATURATED : 0);
+  }
+  /* Lost every race: flag the cell rather than trust a sum missing a value. */
+  __sync_fetch_and_or(cell, (__u64)LIBRA_XDP_SATURATED_TAG_BIT << 32);
+  bump(LIBRA_XDP_CAS_EXHAUSTED);
+  return ACTION_ADD | ACTION_SATURATED;
+}
+
+/* CountInEpoch: the count after the update, 0 when kept. */
+__noinline __u32 count_in_epoch(__u64 *cell, __u32 tag) {
+  if (!cell) return 0;
+  for (int t = 0; t < CAS_TRIES; t++) {
+    __u64 seen = *(volatile __u64 *)cell;
+    int order = compare_tags(tag, LIBRA_XDP_CELL_HI(seen));
+    if (order == ORDER_OLDER) return 0;
+    __u32 n = order == ORDER_SAME ? LIBRA_XDP_CELL_LO(seen) + 1 : 1;
+    if (publish(cell, seen, LIBRA_XDP_CELL(tag, n))) return n;
+  }
+  bump(LIBRA_XDP_CAS_EXHAUSTED);
+  return 0;
+}
+
+/* ReadInEpoch: lo when the cell holds the packet's epoch; *newer when the
+ * bank has moved past it; *written when it holds it. */
+static __always_inline __u32 read_in_epoch(__u64 seen, __u32 tag, int *newer, int *written) {
+  int order = compare_tags(tag, LIBRA_XDP_CELL_HI(seen));
+  *newer = order == ORDER_OLDER;
+  *written = order == ORDER_SAME;
+  return order == ORDER_SAME ? LIBRA_XDP_CELL_LO(seen) : 0;
+}
+
+/* RecordSeq: 1 when (tag, seq) is new for its dedup cell. */
+__noinline int record_seq(__u64 *cell, __u32 tag, __u32 seq) {
+  if (!cell) return 0;
+  for (int t = 0; t < CAS_TRIES; t++) {
+    __u64 seen = *(volatile __u64 *)cell;
+    int order = compare_tags(tag, LIBRA_XDP_CELL_HI(seen));
+    if (!(order == ORDER_NEWER || (order == ORDER_SAME && seq > LIBRA_XDP_CELL_LO(seen)))) return 0;
+    if (publish(cell, seen, LIBRA_XDP_CELL(tag, seq))) return 1;
+  }
+  bump(LIBRA_XDP_CAS_EXHAUSTED);
+  return 0;
+}
+
+/* MarkEpochOnce: 1 the first time in the epoch. */
+__noinline int mark_epoch_once(__u64 *cell, __u32 tag) {
+  if (!cell) return 0;
+  for (int t = 0; t < CAS_TRIES; t++) {
+    __u64 seen = *(volatile __u64 *)cell;
+    if (compare_tags(tag, LIBRA_XDP_CELL_HI(seen)) != ORDER_NEWER) return 0;
+    if (publish(cell, seen, LIBRA_XDP_CELL(tag, LIBRA_XDP_CELL_LO(seen)))) return 1;
+  }
+  bump(LIBRA_XDP_CAS_EXHAUSTED);
+  return 0;
+}
+
+/* --- conversion (wire/fixed_point.h) --- */
+
+#define STATUS_OK 0
+#define STATUS_SATURATED 1
+#define STATUS_REJECTED 2
+
+/* ApplyToFixed: the exponent entry's operands applied to the float's bits. */
+static __always_inline __s32 apply_to_fixed(__u32 word, __u32 bits) {
+  __u32 mantissa_mask = (__u32)((__s32)word >> 31) & 0x7fffffu;
+  __u32 hidden = ((word >> 7) & 0x800000u) | ((__u32)((__s32)(word << 2) >> 31) >> 1);
+  __u32 right = word & 31;
+  __u32 left = (word >> 5) & 7;
+  __u32 bias = (1u << right) >> 1;
+  __u32 magnitude = ((((bits & mantissa_mask) | hidden) + bias) >> right) << left;
+  __u32 sign = 0u - (bits >> 31);
+  return (__s32)((magnitude ^ sign) - sign);
+}
+
+/* The leading one of a nonzero magnitude: the ternary table's match, as a
+ * binary search (BPF has no count-leading-zeros). */
+static __always_inline __u32 leading_one(__u32 x) {
+  __u32 p = 0;
+  if (x >= 1u << 16) {
+    p += 16;
+    x >>= 16;
+  }
+  if (x >= 1u << 8) {
+    p += 8;
+    x >>= 8;
+  }
+  if (x >= 1u << 4) {
+    p += 4;
+    x >>= 4;
+  }
+  if (x >= 1u << 2) {
+    p += 2;
+    x >>= 2;
+  }
+  if (x >= 1u << 1) p += 1;
+  return p;
+}
+
+__noinline __u32 to_float_bits(__s32 fixed) {
+  if (fixed == 0) return 0;
+  __u32 sign = fixed < 0 ? 0x80000000u : 0;
+  __u32 magnitude = fixed < 0 ? 0u - (__u32)fixed : (__u32)fixed;
+  __u32 p = leading_one(magnitude) & 31;
+  struct libra_xdp_leading_one *e = bpf_map_lookup_elem(&to_float, &p);
+  if (!e) return 0;
+  __u32 mantissa = ((magnitude + e->round_bias) >> (e->right_shift & 31)) << (e->left_shift & 31);
+  return sign | (e->exponent_base + mantissa);
+}
+
+/* The loops over slots and row blocks run as bpf_loop callbacks, which the
+ * verifier checks once rather than once per iteration and branch (the
+ * unrolled loops passed the million-instruction limit). Each callback finds
+ * the PHV again (a per-CPU array lookup, inlined) and keeps its running
+ * results in the loop's state on the caller's stack. */
+static __always_inline struct phv *find_phv(void) {
+  __u32 zero = 0;
+  return bpf_map_lookup_elem(&scratch, &zero);
+}
+
+#define WELL_FORMED LIBRA_XDP_COUNTER_COUNT /* no drop reason: see check_payload */
+
+struct block_walk {
+  __u32 len, count, offset, seen, error;
+};
+
+static long walk_block(__u32 b, struct block_walk *w) {
+  struct phv *phv = find_phv();
+  if (!phv) return 1;
+  __u32 len = w->len;
+  __u32 offset = w->offset;
+  if (offset >= len) return 1;
+  if (len - offset < LIBRA_WIRE_ROW_BLOCK_HEADER_BYTES ||
+      offset > LIBRA_WIRE_MAX_MESSAGE_BYTES - LIBRA_WIRE_ROW_BLOCK_HEADER_BYTES) {
+    w->error = LIBRA_XDP_DROP_TRUNCATED;
+    return 1;
+  }
+  const __u8 *at = phv->in + (offset & 1023);
+  __u32 row = load32(at);
+  __u64 mask = ((__u64)load32(at + 4) << 32) | load32(at + 8);
+  offset += LIBRA_WIRE_ROW_BLOCK_HEADER_BYTES;
+  if (row > LIBRA_WIRE_SLOT_INDEX_MASK || mask == 0) {
+    w->error = LIBRA_XDP_DROP_BAD_PAYLOAD;
+    return 1;
+  }
+  __u32 n = popcount64(mask);
+  if (len - offset < n * LIBRA_WIRE_VALUE_BYTES) {
+    w->error = LIBRA_XDP_DROP_TRUNCATED;
+    return 1;
+  }
+  if (w->seen + n > w->count) {
+    w->error = LIBRA_XDP_DROP_OVERSIZED;
+    return 1;
+  }
+  w->offset = offset + n * LIBRA_WIRE_VALUE_BYTES;
+  w->seen += n;
+  return 0;
+}
+
+/* --- parse: DecodeHeader's checks, with its drop reasons --- */
+
+/* WELL_FORMED when the payload of `len` bytes (the first of them in `in`)
+ * is well formed, else the drop counter (truncated is counter 0). */
+static __always_inline __u32 check_payload(const __u8 *in, __u32 len) {
+  __u32 type = in[LIBRA_WIRE_TYPE_AT];
+  __u32 flags = load16(in + LIBRA_WIRE_FLAGS_AT);
+  __u32 count = load16(in + LIBRA_WIRE_SLOT_COUNT_AT);
+  if (type == LIBRA_WIRE_TYPE_RESULT) {
+    if (count > LIBRA_WIRE_MAX_SLOTS) return LIBRA_XDP_DROP_TOO_MANY_SLOTS;
+    int saturated_mask = count > 0 && (flags & LIBRA_WIRE_FLAG_SATURATED);
+    __u32 expected = count == 0 ? LIBRA_WIRE_HEADER_BYTES
+                                : LIBRA_WIRE_HEADER_BYTES +
+                                      LIBRA_WIRE_MASK_BYTES * (saturated_mask ? 2 : 1) +
+                                      count * LIBRA_WIRE_VALUE_BYTES;
+    if (len < expected) return LIBRA_XDP_DROP_TRUNCATED;
+    if (len > expected) return LIBRA_XDP_DROP_OVERSIZED;
+    if (count == 0) return WELL_FORMED;
+    __u64 written = ((__u64)load32(in + 20) << 32) | load32(in + 24);
+    if (popcount64(written) != count) return LIBRA_XDP_DROP_BAD_PAYLOAD;
+    if (saturated_mask) {
+      __u64 saturated = ((__u64)load32(in + 28) << 32) | load32(in + 32);
+      if (saturated & ~written) return LIBRA_XDP_DROP_BAD_PAYLOAD;
+    }
+    return WELL_FORMED;
+  }
+  if (type == LIBRA_WIRE_TYPE_UPDATE || type == LIBRA_WIRE_TYPE_REPLICA) {
+    if (count > LIBRA_WIRE_MAX_UPDATE_VALUES) return LIBRA_XDP_DROP_TOO_MANY_SLOTS;
+    if (len > LIBRA_WIRE_MAX_MESSAGE_BYTES) return LIBRA_XDP_DROP_OVERSIZED;
+    /* The row blocks, walked: each takes at least 16 bytes. */
+    struct block_walk walk = {
+        .len = len, .count = count, .offset = LIBRA_WIRE_HEADER_BYTES, .error = WELL_FORMED};
+    bpf_loop((LIBRA_WIRE_MAX_MESSAGE_BYTES - LIBRA_WIRE_HEADER_BYTES) / 16 + 1, walk_block, &walk,
+             0);
+    if (walk.error != WELL_FORMED) return walk.error;
+    __u32 seen = walk.seen;
+    if (seen != count) return LIBRA_XDP_DROP_TRUNCATED;
+    return WELL_FORMED;
+  }
+  if (count > LIBRA_WIRE_MAX_SLOTS) return LIBRA_XDP_DROP_TOO_MANY_SLOTS;
+  __u32 expected = LIBRA_WIRE_HEADER_BYTES + count * LIBRA_WIRE_SLOT_BYTES;
+  if (len < expected) return LIBRA_XDP_DROP_TRUNCATED;
+  if (len > expected) return LIBRA_XDP_DROP_OVERSIZED;
+  return WELL_FORMED;
+}
+
+/* --- deparse --- */
+
+/* Sends phv->out[0, out_len) back to the frame's sender, addresses swapped. */
+__noinline int reply(struct xdp_md *ctx, __u32 out_len) {
+  struct phv *phv = find_phv();
+  if (!phv || !ctx) return XDP_DROP;
+  if (out_len < LIBRA_WIRE_HEADER_BYTES || out_len > LIBRA_WIRE_MAX_MESSAGE_BYTES) return XDP_DROP;
+  int delta = (int)(PAYLOAD_AT + out_len) - (int)(ctx->data_end - ctx->data);
+  if (delta != 0 && bpf_xdp_adjust_tail(ctx, delta) != 0) return XDP_DROP;
+  void *data = (void *)(long)ctx->data;
+  void *data_end = (void *)(long)ctx->data_end;
+  struct ethhdr *eth = data;
+  struct iphdr *ip = (void *)(eth + 1);
+  struct udphdr *udp = (void *)(ip + 1);
+  if ((void *)(udp + 1) > data_end) return XDP_DROP;
+  unsigned char mac[ETH_ALEN];
+  __builtin_memcpy(mac, eth->h_dest, ETH_ALEN);
+  __builtin_memcpy(eth->h_dest, eth->h_source, ETH_ALEN);
+  __builtin_memcpy(eth->h_source, mac, ETH_ALEN);
+  __u32 address = ip->saddr;
+  ip->saddr = ip->daddr;
+  ip->daddr = address;
+  ip->tot_len = bpf_htons(sizeof(struct iphdr) + sizeof(struct udphdr) + out_len);
+  ip->check = 0;
+  __u32 sum = 0;
+  __u16 *word = (__u16 *)ip;
+#pragma unroll
+  for (int i = 0; i < (int)(sizeof(struct iphdr) / 2); i++) sum += word[i];
+  sum = (sum & 0xffff) + (sum >> 16);
+  sum = (sum & 0xffff) + (sum >> 16);
+  ip->check = (__u16)~sum;
+  __u16 port = udp->source;
+  udp->source = udp->dest;
+  udp->dest = port;
+  udp->len = bpf_htons(sizeof(struct udphdr) + out_len);
+  udp->check = 0; /* none: IPv4 allows it */
+  if (bpf_xdp_store_bytes(ctx, PAYLOAD_AT, phv->out, out_len) != 0) return XDP_DROP;
+  bump(LIBRA_XDP_PACKETS_OUT);
+  return XDP_TX;
+}
+
+/* EmitAck's bytes: the received header with type, flags and slot count
+ * rewritten. */
+static __always_inline void build_ack(struct phv *phv, __u32 flags) {
+  __builtin_memcpy(phv->out, phv->in, LIBRA_WIRE_HEADER_BYTES);
+  phv->out[LIBRA_WIRE_TYPE_AT] = LIBRA_WIRE_TYPE_ACK;
+  store16(phv->out + LIBRA_WIRE_FLAGS_AT, flags);
+  store16(phv->out + LIBRA_WIRE_SLOT_COUNT_AT, 0);
+}
+
+__noinline int send_ack(struct xdp_md *ctx, __u32 flags) {
+  struct phv *phv = find_phv();
+  if (!phv) return XDP_DROP;
+  build_ack(phv, flags);
+  bump(LIBRA_XDP_ACKS);
+  return reply(ctx, LIBRA_WIRE_HEADER_BYTES);
+}
+
+/* The header alone, type and flags given, slot count 0 (EmitHeader). */
+__noinline int send_header(struct xdp_md *ctx, __u32 type, __u32 flags) {
+  struct phv *phv = find_phv();
+  if (!phv) return XDP_DROP;
+  __builtin_memcpy(phv->out, phv->in, LIBRA_WIRE_HEADER_BYTES);
+  phv->out[LIBRA_WIRE_TYPE_AT] = type;
+  store16(phv->out + LIBRA_WIRE_FLAGS_AT, flags);
+  store16(phv->out + LIBRA_WIRE_SLOT_COUNT_AT, 0);
+  return reply(ctx, LIBRA_WIRE_HEADER_BYTES);
+}
+
+/* Hands the payload, its first bytes replaced by phv->out's header when
+ * `rewrite`, to the user-space part through the kernel's UDP stack. */
+__noinline int upcall(struct xdp_md *ctx, int rewrite) {
+  struct phv *phv = find_phv();
+  if (!phv || !ctx) return XDP_DROP;
+  void *data = (void *)(long)ctx->data;
+  void *data_end = (void *)(long)ctx->data_end;
+  struct udphdr *udp = data + sizeof(struct ethhdr) + sizeof(struct iphdr);
+  if ((void *)(udp + 1) > data_end) return XDP_DROP;
+  if (rewrite) {
+    udp->check = 0;
+    if (bpf_xdp_store_bytes(ctx, PAYLOAD_AT, phv->out, LIBRA_WIRE_HEADER_BYTES) != 0)
+      return XDP_DROP;
+  }
+  bump(LIBRA_XDP_UPCALLS);
+  return XDP_PASS;
+}
+
+/* --- the paths --- */
+
+/* The packet's parsed fields and each slot loop's running results. */
+struct slot_loop {
+  __u64 valid;
+  __u32 worker, count, epoch, seq;
+  __u32 tag, base, arrays, cells, row;
+  __u32 off_row, out_of_range, rejected, saturated_values;
+  __u32 all_ok, aggregated, stale, saturated_cells;
+  __u32 by_row, kept;
+  __u64 written_mask, saturated_mask;
+};
+
+static __always_inline __u32 valid_at(const struct slot_loop *l, __u32 s) {
+  return (l->valid >> s) & 1;
+}
+
+/* Admit: slot s's words out of the payload, its valid bit, its range. */
+static long load_slot(__u32 s, struct slot_loop *l) {
+  struct phv *phv = find_phv();
+  if (!phv) return 1;
+  s &= LIBRA_XDP_MAX_JOB_SLOTS - 1;
+  const __u8 *at = phv->in + LIBRA_WIRE_HEADER_BYTES + s * LIBRA_WIRE_SLOT_BYTES;
+  __u32 key = load32(at);
+  __u32 index = key & LIBRA_WIRE_SLOT_INDEX_MASK;
+  phv->index[s] = index;
+  phv->value[s] = load32(at + LIBRA_WIRE_SLOT_VALUE_AT);
+  if (key & LIBRA_WIRE_SLOT_VALID_BIT) {
+    l->valid |= 1ull << s;
+    l->out_of_range |= index >= l->cells;
+  }
+  return 0;
+}
+
+/* Convert, first look: slot s's status, and whether it keeps the packet on
+ * one row. */
+static long classify_slot(__u32 s, struct slot_loop *l) {
+  struct phv *phv = find_phv();
+  if (!phv) return 1;
+  s &= LIBRA_XDP_MAX_JOB_SLOTS - 1;
+  if (!valid_at(l, s) || phv->index[s] != l->row) l->off_row = 1;
+  if (!valid_at(l, s)) return 0;
+  __u32 exponent = (phv->value[s] >> 23) & 0xff;
+  __u32 *entry = bpf_map_lookup_elem(&to_fixed, &exponent);
+  __u32 status = entry ? (*entry >> 16) & 3 : STATUS_REJECTED;
+  l->rejected += status == STATUS_REJECTED;
+  l->saturated_values += status == STATUS_SATURATED;
+  return 0;
+}
+
+/* Convert and aggregate: slot s adds into its cell of array s. */
+static long aggregate_slot(__u32 s, struct slot_loop *l) {
+  struct phv *phv = find_phv();
+  if (!phv) return 1;
+  s &= LIBRA_XDP_MAX_JOB_SLOTS - 1;
+  if (!valid_at(l, s)) return 0;
+  __u32 bits = phv->value[s];
+  __u32 exponent = (bits >> 23) & 0xff;
+  __u32 *entry = bpf_map_lookup_elem(&to_fixed, &exponent);
+  if (!entry) return 0;
+  __u32 word = *entry;
+  __u32 status = (word >> 16) & 3;
+  __u32 at = (l->base + phv->index[s]) * l->arrays + s;
+  __u64 *value = bpf_map_lookup_elem(&values, &at);
+  if (!value) return 0;
+  int action = accumulate(value, l->tag, apply_to_fixed(word, bits), status != STATUS_OK);
+  if (action == ACTION_KEEP) {
+    l->stale++;
+    return 0;
+  }
+  l->aggregated += l->all_ok || status != STATUS_REJECTED;
+  l->saturated_cells += (action & ACTION_SATURATED) != 0;
+  return 0;
+}
+
+__noinline int data_path(struct xdp_md *ctx, struct slot_loop *packet) {
+  struct phv *phv = find_phv();
+  __u32 zero = 0;
+  struct libra_xdp_job *j = bpf_map_lookup_elem(&job, &zero);
+  if (!phv || !j || !packet) return XDP_DROP;
+  /* bpf_loop's state must be on this function's stack. */
+  struct slot_loop loop = *packet;
+  struct slot_loop *l = &loop;
+  __u32 worker = l->worker, count = l->count & 63, epoch = l->epoch, seq = l->seq;
+  __u32 bank = epoch & 1;
+  bump(LIBRA_XDP_DATA_PACKETS);
+  __u32 dedup = worker * LIBRA_XDP_DEDUP_WINDOW + (seq % LIBRA_XDP_DEDUP_WINDOW);
+  __u64 *cell = bpf_map_lookup_elem(&dedup_window, &dedup);
+  if (!cell) return XDP_DROP;
+  if (!record_seq(cell, l->tag, seq)) {
+    bump(LIBRA_XDP_DATA_DUPLICATES);
+    return send_ack(ctx, LIBRA_WIRE_FLAG_DUPLICATE);
+  }
+  __u32 counted = worker * 2 + bank;
+  cell = bpf_map_lookup_elem(&data_count, &counted);
+  if (cell) count_in_epoch(cell, l->tag);
+
+  /* The model's aggregate stage decides its counts on whether every valid
+   * value converted cleanly, so that is learnt first. */
+  l->row = phv->index[0];
+  bpf_loop(count, classify_slot, l, 0);
+  l->all_ok = l->rejected + l->saturated_values == 0;
+  if (l->rejected) count_n(LIBRA_XDP_VALUES_REJECTED, l->rejected);
+  if (l->saturated_values) count_n(LIBRA_XDP_VALUES_SATURATED, l->saturated_values);
+  if (count != 0 && l->all_ok && !l->off_row) bump(LIBRA_XDP_DATA_ONE_ROW);
+
+  l->base = bank * j->cells_per_array;
+  l->arrays = j->slots_per_packet;
+  bpf_loop(count, aggregate_slot, l, 0);
+  count_n(LIBRA_XDP_VALUES_AGGREGATED, l->aggregated);
+  if (l->stale) count_n(LIBRA_XDP_VALUES_STALE, l->stale);
+  if (l->saturated_cells) count_n(LIBRA_XDP_SATURATED_CELL_UPDATES, l->saturated_cells);
+  return send_ack(ctx, 0);
+}
+
+__noinline int fin_path(struct xdp_md *ctx, __u32 worker, __u32 epoch, __u32 seq) {
+  __u32 zero = 0;
+  struct libra_xdp_job *j = bpf_map_lookup_elem(&job, &zero);
+  if (!j) return XDP_DROP;
+  __u32 tag = epoch + 1;
+  __u32 bank = epoch & 1;
+  bump(LIBRA_XDP_FIN_PACKETS);
+  __u32 counted = worker * 2 + bank;
+  __u64 *cell = bpf_map_lookup_elem(&data_count, &counted);
+  if (!cell) return XDP_DROP;
+  int newer = 0, written = 0;
+  __u32 seen = read_in_epoch(*(volatile __u64 *)cell, tag, &newer, &written);
+  if (newer) {
+    bump(LIBRA_XDP_DROP_STALE_EPOCH);
+    return XDP_DROP;
+  }
+  if (seen != seq) {
+    bump(LIBRA_XDP_DROP_FIN_COUNT_MISMATCH);
+    return XDP_DROP;
+  }
+  cell = bpf_map_lookup_elem(&fin_seen, &worker);
+  if (!cell) return XDP_DROP;
+  if (!mark_epoch_once(cell, tag)) {
+    bump(LIBRA_XDP_FIN_DUPLICATES);
+    return send_ack(ctx, LIBRA_WIRE_FLAG_FIN | LIBRA_WIRE_FLAG_DUPLICATE);
+  }
+  cell = bpf_map_lookup_elem(&fin_count, &bank);
+  if (!cell) return XDP_DROP;
+  __u32 finished = count_in_epoch(cell, tag);
+  if (finished != j->workers) return send_ack(ctx, LIBRA_WIRE_FLAG_FIN);
+  /* The epoch is complete: the ACK and a READY per server go out from user
+   * space, which the ACK in place of the FIN tells so. */
+  bump(LIBRA_XDP_EPOCHS_READY);
+  struct phv *phv = find_phv();
+  if (!phv) return XDP_DROP;
+  build_ack(phv, LIBRA_WIRE_FLAG_FIN);
+  return upcall(ctx, 1);
+}
+
+/* COLLECT: the cell slot s asks for, converted back, when written in the
+ * epoch. The values are written behind room for both masks; whether the
+ * saturated one is needed is known only at the end (move_value). */
+static long read_slot(__u32 s, struct slot_loop *l) {
+  struct phv *phv = find_phv();
+  if (!phv) return 1;
+  s &= LIBRA_XDP_MAX_JOB_SLOTS - 1;
+  __u32 asked = l->by_row ? 0 : s;
+  if (!valid_at(l, asked)) return 0;
+  __u32 at = (l->base + phv->index[asked]) * l->arrays + s;
+  __u64 *value = bpf_map_lookup_elem(&values, &at);
+  if (!value) return 0;
+  __u64 seen = *(volatile __u64 *)value;
+  int newer = 0, written = 0;
+  __u32 sum = read_in_epoch(seen, l->tag, &newer, &written);
+  if (!written) return 0;
+  l->written_mask |= 1ull << s;
+  if (LIBRA_XDP_CELL_HI(seen) & LIBRA_XDP_SATURATED_TAG_BIT) l->saturated_mask |= 1ull << s;
+  __u32 kept = l->kept & (LIBRA_XDP_MAX_JOB_SLOTS - 1);
+  store32(phv->out + LIBRA_WIRE_HEADER_BYTES + 2 * LIBRA_WIRE_MASK_BYTES +
+              kept * LIBRA_WIRE_VALUE_BYTES,
+          to_float_bits((__s32)sum));
+  l->kept++;
+  return 0;
+}
+
+static long move_value(__u32 v, void *unused) {
+  struct phv *phv = find_phv();
+  if (!phv) return 1;
+  v &= LIBRA_XDP_MAX_JOB_SLOTS - 1;
+  __u8 *to = phv->out + LIBRA_WIRE_HEADER_BYTES + LIBRA_WIRE_MASK_BYTES + v * 4;
+  store32(to, load32(to + LIBRA_WIRE_MASK_BYTES));
+  return 0;
+}
+
+__noinline int collect_path(struct xdp_md *ctx, struct slot_loop *packet, __u32 count, __u32 flags,
+                            __u32 epoch) {
+  struct phv *phv = find_phv();
+  __u32 zero = 0;
+  struct libra_xdp_job *j = bpf_map_lookup_elem(&job, &zero);
+  if (!phv || !j || !packet) return XDP_DROP;
+  struct slot_loop loop = *packet;
+  struct slot_loop *l = &loop;
+  count &= 63;
+  __u32 tag = l->tag;
+  __u32 bank = epoch & 1;
+  bump(LIBRA_XDP_COLLECT_PACKETS);
+  __u64 *cell = bpf_map_lookup_elem(&fin_count, &bank);
+  if (!cell) return XDP_DROP;
+  int newer = 0, written = 0;
+  __u32 finished = read_in_epoch(*(volatile __u64 *)cell, tag, &newer, &written);
+  if (newer) {
+    bump(LIBRA_XDP_DROP_STALE_EPOCH);
+    return XDP_DROP;
+  }
+  if (finished != j->workers) {
+    bump(LIBRA_XDP_COLLECT_NOT_READY);
+    return send_header(ctx, LIBRA_WIRE_TYPE_RESULT, LIBRA_WIRE_FLAG_NOT_READY);
+  }
+  /* A ROW request names one row in slot 0: that cell of every array. */
+  l->by_row = (flags & LIBRA_WIRE_FLAG_ROW) != 0;
+  __u32 reads = l->by_row ? (count > 0 ? j->slots_per_packet : 0) : count;
+  l->base = bank * j->cells_per_array;
+  l->arrays = j->slots_per_packet;
+  bpf_loop(reads, read_slot, l, 0);
+  __u32 kept = l->kept & 63;
+  __u64 written_mask = l->written_mask;
+  __u64 saturated_mask = l->saturated_mask;
+  __builtin_memcpy(phv->out, phv->in, LIBRA_WIRE_HEADER_BYTES);
+  phv->out[LIBRA_WIRE_TYPE_AT] = LIBRA_WIRE_TYPE_RESULT;
+  __u32 result_flags = saturated_mask ? LIBRA_WIRE_FLAG_SATURATED : 0;
+  store16(phv->out + LIBRA_WIRE_FLAGS_AT, result_flags);
+  store16(phv->out + LIBRA_WIRE_SLOT_COUNT_AT, kept);
+  __u32 length = LIBRA_WIRE_HEADER_BYTES;
+  if (kept > 0) {
+    store64(phv->out + LIBRA_WIRE_HEADER_BYTES, written_mask);
+    if (saturated_mask) {
+      store64(phv->out + LIBRA_WIRE_HEADER_BYTES + LIBRA_WIRE_MASK_BYTES, saturated_mask);
+      length += 2 * LIBRA_WIRE_MASK_BYTES;
+    } else {
+      /* No saturated mask: the values move up by one mask. */
+      bpf_loop(kept, move_value, NULL, 0);
+      length += LIBRA_WIRE_MASK_BYTES;
+    }
+    length += kept * LIBRA_WIRE_VALUE_BYTES;
+  }
+  bump(LIBRA_XDP_RESULTS_SENT);
+  if (result_flags) bump(LIBRA_XDP_RESULTS_SATURATED);
+  return reply(ctx, length);
+}
+
+SEC("xdp")
+int libra_switch(struct xdp_md *ctx) {
+  void *data = (void *)(long)ctx->data;
+  void *data_end = (void *)(long)ctx->data_end;
+  struct ethhdr *eth = data;
+  struct iphdr *ip = (void *)(eth + 1);
+  struct udphdr *udp = (void *)(ip + 1);
+  __u32 zero = 0;
+  struct libra_xdp_job *j = bpf_map_lookup_elem(&job, &zero);
+  if (!j) return XDP_PASS;
+  /* Only IPv4/UDP without options or fragments to the switch's address is
+   * the switch's; everything else goes to the kernel as if XDP were not
+   * there. */
+  if ((void *)(udp + 1) > data_end || eth->h_proto != bpf_htons(ETH_P_IP) || ip->ihl != 5 ||
+      ip->protocol != IPPROTO_UDP || (ip->frag_off & bpf_htons(0x3fff)) != 0 ||
+      udp->dest != j->switch_port || (j->switch_ipv4 != 0 && ip->daddr != j->switch_ipv4)) {
+    bump(LIBRA_XDP_NOT_SWITCH_TRAFFIC);
+    return XDP_PASS;
+  }
+  bump(LIBRA_XDP_PACKETS_IN);
+  __u32 frame_payload = (__u32)(data_end - data) - PAYLOAD_AT;
+  __u32 udp_length = bpf_ntohs(udp->len);
+  if (udp_length < sizeof(struct udphdr) || udp_length - sizeof(struct udphdr) > frame_payload) {
+    bump(LIBRA_XDP_DROP_TRUNCATED);
+    return XDP_DROP;
+  }
+  /* The payload's length is the UDP header's: a short frame may carry
+   * Ethernet padding after it. */
+  __u32 len = udp_length - sizeof(struct udphdr);
+  struct libra_xdp_peer_key source = {ip->saddr, udp->source, 0};
+
+  struct phv *phv = bpf_map_lookup_elem(&scratch, &zero);
+  if (!phv) return XDP_DROP;
+  if (len < LIBRA_WIRE_HEADER_BYTES) {
+    bump(LIBRA_XDP_DROP_TRUNCATED);
+    return XDP_DROP;
+  }
+  __u32 copy = len > LIBRA_WIRE_MAX_MESSAGE_BYTES ? LIBRA_WIRE_MAX_MESSAGE_BYTES : len;
+  if (bpf_xdp_load_bytes(ctx, PAYLOAD_AT, phv->in, copy) != 0) return XDP_DROP;
+  const __u8 *in = phv->in;
+  if (in[LIBRA_WIRE_VERSION_AT] != LIBRA_WIRE_VERSION) {
+    bump(LIBRA_XDP_DROP_BAD_VERSION);
+    return XDP_DROP;
+  }
+  __u32 type = in[LIBRA_WIRE_TYPE_AT];
+  if (type == 0 || type > LIBRA_WIRE_LAST_TYPE) {
+    bump(LIBRA_XDP_DROP_UNKNOWN_TYPE);
+    return XDP_DROP;
+  }
+  __u32 malformed = check_payload(in, len);
+  if (malformed != WELL_FORMED) {
+    bump(malformed);
+    return XDP_DROP;
+  }
+  __u32 flags = load16(in + LIBRA_WIRE_FLAGS_AT);
+  __u32 job_id = load32(in + LIBRA_WIRE_JOB_ID_AT);
+  __u32 node = load16(in + LIBRA_WIRE_NODE_ID_AT);
+  __u32 count = load16(in + LIBRA_WIRE_SLOT_COUNT_AT);
+  __u32 epoch = load32(in + LIBRA_WIRE_EPOCH_AT);
+  __u32 seq = load32(in + LIBRA_WIRE_SEQ_AT);
+  if (flags & LIBRA_WIRE_FLAG_RETRANSMISSION) bump(LIBRA_XDP_RETRANSMISSIONS);
+
+  /* Admit: the model's checks, in its order. */
+  if (type == LIBRA_WIRE_TYPE_PROBE) {
+    bump(LIBRA_XDP_PROBES);
+    return send_header(ctx, LIBRA_WIRE_TYPE_PROBE_REPLY, flags);
+  }
+  if (!j->installed) {
+    bump(LIBRA_XDP_DROP_NO_JOB);
+    return XDP_DROP;
+  }
+  if (job_id != j->job_id) {
+    bump(LIBRA_XDP_DROP_WRONG_JOB);
+    return XDP_DROP;
+  }
+  struct libra_xdp_peer *peer = bpf_map_lookup_elem(&peers, &source);
+  if (!peer) {
+    bump(LIBRA_XDP_DROP_UNKNOWN_PEER);
+    return XDP_DROP;
+  }
+  __u32 role = peer->role;
+  __u32 id = peer->id;
+  int from_worker = role == LIBRA_XDP_ROLE_WORKER;
+  int takes_slots = (type == LIBRA_WIRE_TYPE_DATA && from_worker) ||
+                    (type == LIBRA_WIRE_TYPE_COLLECT && !from_worker);
+  int known = takes_slots || (type == LIBRA_WIRE_TYPE_FIN && from_worker) ||
+              (type == LIBRA_WIRE_TYPE_UPDATE && !from_worker);
+  if (!known) {
+    bump(LIBRA_XDP_DROP_UNEXPECTED_TYPE);
+    return XDP_DROP;
+  }
+  if (node != id) {
+    bump(LIBRA_XDP_DROP_NODE_ID_MISMATCH);
+    return XDP_DROP;
+  }
+  if (epoch > LIBRA_XDP_MAX_EPOCH) {
+    bump(LIBRA_XDP_DROP_EPOCH_OUT_OF_RANGE);
+    return XDP_DROP;
+  }
+  /* An UPDATE's row blocks are not slots: nothing below looks at them. */
+  __u32 slots = type == LIBRA_WIRE_TYPE_UPDATE ? 0 : count;
+  __u32 max_slots = takes_slots ? j->slots_per_packet : 0;
+  if (slots > max_slots || slots > LIBRA_XDP_MAX_JOB_SLOTS) {
+    bump(LIBRA_XDP_DROP_TOO_MANY_SLOTS);
+    return XDP_DROP;
+  }
+  /* The slots, and which valid ones address a cell out of range; a packet
+   * is dropped whole before any register is touched. */
+  struct slot_loop l = {.worker = id,
+                        .count = slots,
+                        .epoch = epoch,
+                        .seq = seq,
+                        .tag = epoch + 1,
+                        .cells = j->cells_per_array};
+  bpf_loop(slots, load_slot, &l, 0);
+  if (l.out_of_range) {
+    bump(LIBRA_XDP_DROP_CELL_INDEX_OUT_OF_RANGE);
+    return XDP_DROP;
+  }
+
+  if (type == LIBRA_WIRE_TYPE_DATA) return data_path(ctx, &l);
+  if (type == LIBRA_WIRE_TYPE_FIN) return fin_path(ctx, id, epoch, seq);
+  if (type == LIBRA_WIRE_TYPE_COLLECT) return collect_path(ctx, &l, slots, flags, epoch);
+  /* UPDATE: the copies to every worker and the ACK leave from user space. */
+  bump(LIBRA_XDP_UPDATE_PACKETS);
+  return upcall(ctx, 0);
+}
