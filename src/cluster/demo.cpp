@@ -44,11 +44,20 @@ double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// One progress line: the time since the demo began, then what it does now.
+// How long a sweep point's plain run trains (SweepEpochs).
+constexpr double kMinSweepRunSeconds = 5;
+
+// One progress line: the time since the demo began, an estimate of the
+// time left once there is one to give, then what it does now.
 class Progress {
  public:
-  void Phase(const std::string& what) const {
-    std::printf("[%6.1f s] %s\n", SecondsSince(start_), what.c_str());
+  void Phase(const std::string& what, std::optional<double> seconds_left = std::nullopt) const {
+    if (seconds_left) {
+      std::printf("[%6.1f s, about %.0f s left] %s\n", SecondsSince(start_),
+                  std::max(1.0, *seconds_left), what.c_str());
+    } else {
+      std::printf("[%6.1f s] %s\n", SecondsSince(start_), what.c_str());
+    }
     std::fflush(stdout);
   }
   double seconds() const { return SecondsSince(start_); }
@@ -56,6 +65,19 @@ class Progress {
  private:
   Clock::time_point start_ = Clock::now();
 };
+
+// What is left, estimated from the plain run (the first one), which takes
+// `plain_wall` seconds, `plain_overhead` of them outside training (starting
+// the processes, sampling, evaluating): the Libra run as long as it, each
+// sweep point two runs of that overhead and kMinSweepRunSeconds of training
+// (SweepEpochs sizes them so), and a few seconds for the figures.
+double SecondsLeft(double plain_wall, double plain_overhead, bool libra_run_left,
+                   size_t sweep_points_left) {
+  constexpr double kFigureSeconds = 3;
+  return (libra_run_left ? plain_wall : 0.0) +
+         static_cast<double>(sweep_points_left) * 2 * (plain_overhead + kMinSweepRunSeconds) +
+         kFigureSeconds;
+}
 
 std::string Rate(double mbit) {
   char buf[32];
@@ -444,8 +466,7 @@ void PrintTable(const json& report) {
 // decide the ratio on fast links (a 1000 Mbit/s epoch took under a second
 // and two plain runs came out 0.55x and 1.40x of each other). The plain
 // rate is taken to grow with the link from the main run's, an estimate
-// that only sets the run's length.
-constexpr double kMinSweepRunSeconds = 5;
+// that only sets the run's length (kMinSweepRunSeconds is defined above).
 uint32_t SweepEpochs(const DemoOptions& options, const json& main_plain, double rate_mbit) {
   const double rows_per_epoch = main_plain["data"].value("train_rows", 0.0);
   const double main_rate = main_plain["throughput"].value("samples_per_second", 0.0);
@@ -615,15 +636,30 @@ int RunDemo(const DemoOptions& options, const std::string& self) {
   const std::string where =
       emulated ? " on the emulated cluster, " + Rate(link_mbit) + " links" : " on loopback";
   std::optional<json> plain, libra;
+  // The estimate of what is left, once the plain run has been timed.
+  std::optional<double> plain_wall, plain_overhead;
+  size_t sweep_left = 0;
+  if (sweep) {
+    for (double rate : options.sweep_mbit) sweep_left += rate == options.rate_mbit ? 0 : 1;
+  }
+  auto left = [&](bool libra_run_left) -> std::optional<double> {
+    if (!plain_wall) return std::nullopt;
+    return SecondsLeft(*plain_wall, *plain_overhead, libra_run_left, sweep_left);
+  };
   if (run_plain) {
     progress.Phase("run: plain parameter server" + where);
+    const double started = progress.seconds();
     if (!(plain = train(false, options.epochs, nullptr, link_mbit, "plain"))) {
       std::cerr << "libra demo: the plain run failed\n";
       return 1;
     }
+    plain_wall = progress.seconds() - started;
+    const double rate = (*plain)["throughput"].value("samples_per_second", 0.0);
+    const double samples = (*plain)["data"].value("train_rows", 0.0) * options.epochs;
+    plain_overhead = std::clamp(*plain_wall - (rate > 0 ? samples / rate : 0.0), 0.0, *plain_wall);
   }
   if (run_libra) {
-    progress.Phase("run: Libra (hot keys aggregated in libra switchd)" + where);
+    progress.Phase("run: Libra (hot keys aggregated in libra switchd)" + where, left(true));
     if (!(libra = train(true, options.epochs, report["hot_set"], link_mbit, "libra"))) {
       std::cerr << "libra demo: the Libra run failed\n";
       return 1;
@@ -650,8 +686,8 @@ int RunDemo(const DemoOptions& options, const std::string& self) {
         PrintSweepPoint(report["sweep"].back());
         continue;
       }
-      progress.Phase("sweep: " + Rate(rate) + " (" + std::to_string(options.sweep_epochs) +
-                     " epoch(s), plain and Libra)");
+      progress.Phase("sweep: " + Rate(rate) + " (plain and Libra)", left(false));
+      --sweep_left;
       json hot_set;
       try {
         char name[64];
@@ -677,7 +713,7 @@ int RunDemo(const DemoOptions& options, const std::string& self) {
     }
   }
 
-  progress.Phase("figures");
+  progress.Phase("figures", left(false));
   report["demo"]["figures"] = DrawFigures(report_path, options.out_dir, sweep);
   report["demo"]["wall_seconds"] = progress.seconds();
   if (!WriteReport(report, report_path)) return 1;

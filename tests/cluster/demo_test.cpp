@@ -77,6 +77,9 @@ TEST(EmulatedDemoTest, ShortDemoReportsNetworkRateSpeedupAndTheSweep) {
   EXPECT_TRUE(sweep[1].contains("cost_model"));
   // One line a user can paste.
   EXPECT_NE(r.output.find("libra demo: Libra "), std::string::npos) << r.output;
+  // After the plain run every phase says about how long is left.
+  EXPECT_NE(r.output.find(" s left] run: Libra"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" s left] sweep: 1000 Mbit/s"), std::string::npos) << r.output;
   std::filesystem::remove_all(out);
 }
 
