@@ -22,6 +22,8 @@ class RetryClock {
   std::chrono::microseconds timeout() const { return timeout_; }
   std::chrono::microseconds base_timeout() const { return base_; }
   int timeouts_in_a_row() const { return timeouts_in_a_row_; }
+  // The smoothed round-trip time of the samples so far (0 before the first).
+  std::chrono::microseconds smoothed_rtt() const { return srtt_; }
 
   // The switch answered something new: it is alive. The backed-off timeout
   // stays until a round trip is measured (Karn's rule): an answer to a resent

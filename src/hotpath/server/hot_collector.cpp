@@ -206,7 +206,10 @@ struct HotCollector::Impl {
     bool resent = false;  // an ACK of a resent packet is no RTT sample
     bool acked = false;
     Clock::time_point sent_at;
+    std::uint64_t order = 0;  // the number of its latest send
   };
+  std::uint64_t update_sends = 0;
+  std::uint64_t newest_acked_update = 0;  // the latest send known ACKed
   std::deque<PendingUpdate> updates;
   RetryClock update_retry;
   Clock::time_point last_update_ack;
@@ -361,6 +364,7 @@ void HotCollector::Impl::HandleUpdateAck(const wire::Header& ack) {
     if (!update.sent) break;
     if (update.acked || update.epoch != ack.epoch || update.seq != ack.seq) continue;
     update.acked = true;
+    newest_acked_update = std::max(newest_acked_update, update.order);
     const Clock::time_point now = Clock::now();
     if (!update.resent) {
       update_retry.OnRttSample(
@@ -375,10 +379,14 @@ void HotCollector::Impl::HandleUpdateAck(const wire::Header& ack) {
 }
 
 // UPDATEs go out as ACKs come back, at most `update_window` unACKed; one
-// whose ACK is late (since it was sent and since the last ACK) is resent.
-// When the switch stops answering, the rest are dropped: the workers find
-// the switch dead by their own probes.
+// whose ACK is late (since it was sent and since the last ACK) is resent,
+// and so is one still unACKed once UPDATEs sent three or more sends after it
+// have been ACKed (the switch ACKs them in arrival order: it was lost, or
+// its ACK was), at once, so that the workers' REPLICA stream gets it within
+// a round trip or two. When the switch stops answering, the rest are
+// dropped: the workers find the switch dead by their own probes.
 void HotCollector::Impl::SendUpdates(Clock::time_point now) {
+  constexpr std::uint64_t kReorderTolerance = 3;
   while (!updates.empty() && updates.front().acked) updates.pop_front();
   std::uint32_t outstanding = 0;
   bool timed_out = false;
@@ -389,10 +397,21 @@ void HotCollector::Impl::SendUpdates(Clock::time_point now) {
       out.PushView(update.packet.view(), options.switch_address);
       update.sent = true;
       update.sent_at = now;
+      update.order = ++update_sends;
       ++outstanding;
       continue;
     }
     ++outstanding;
+    if (update.order + kReorderTolerance <= newest_acked_update) {
+      update.packet.SetFlags(update.flags | wire::kFlagRetransmission);
+      out.PushView(update.packet.view(), options.switch_address);
+      update.sent_at = now;
+      update.resent = true;
+      update.order = ++update_sends;
+      ++counters.update_retransmissions;
+      ++counters.update_fast_retransmissions;
+      continue;
+    }
     if (now < UpdateExpiresAt(update)) continue;
     if (!timed_out) {
       timed_out = true;
@@ -406,6 +425,7 @@ void HotCollector::Impl::SendUpdates(Clock::time_point now) {
     out.PushView(update.packet.view(), options.switch_address);
     update.sent_at = now;
     update.resent = true;
+    update.order = ++update_sends;
     ++counters.update_retransmissions;
   }
 }

@@ -96,6 +96,7 @@ struct HotCollectorCounters {
   std::uint64_t update_packets = 0;
   std::uint64_t update_acks = 0;
   std::uint64_t update_retransmissions = 0;
+  std::uint64_t update_fast_retransmissions = 0;  // of them, resent as lost by the ACKs' order
   std::uint64_t updates_abandoned = 0;  // dropped unACKed when the switch stopped answering
   std::uint64_t packets_sent = 0;
   std::uint64_t bytes_sent = 0;

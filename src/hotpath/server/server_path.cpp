@@ -496,6 +496,7 @@ class ServerPathImpl final : public ps::ServerHotPath {
                         {"update_packets", c.update_packets},
                         {"update_acks", c.update_acks},
                         {"update_retransmissions", c.update_retransmissions},
+                        {"update_fast_retransmissions", c.update_fast_retransmissions},
                         {"updates_abandoned", c.updates_abandoned},
                         {"packets_sent", c.packets_sent},
                         {"bytes_sent", c.bytes_sent},

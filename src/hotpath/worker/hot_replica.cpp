@@ -86,6 +86,7 @@ HotReplica::ApplyResult HotReplica::Apply(const wire::Header& header,
     advanced ? ++result.advanced : ++result.stale;
   }
   newest_ = std::max(newest_.value_or(epoch), epoch);
+  server.newest = std::max(server.newest.value_or(epoch), epoch);
   if (stream == nullptr) return result;  // an epoch already complete: values only
 
   if (stream->seen.size() <= header.seq) stream->seen.resize(std::size_t{header.seq} + 1, false);
@@ -96,6 +97,23 @@ HotReplica::ApplyResult HotReplica::Apply(const wire::Header& header,
   if (last) stream->count = header.seq + 1;
   if (stream->complete()) result.epochs_completed = AdvanceStreams(server);
   return result;
+}
+
+bool HotReplica::StreamHasHole(std::uint16_t server_id, std::uint32_t epoch) const {
+  if (server_id >= servers_.size()) return false;
+  const Server& server = servers_[server_id];
+  if (server.keys.empty() || epoch < server.next) return false;
+  const auto stream = server.streams.find(epoch);
+  const bool ended = (stream != server.streams.end() && stream->second.count) ||
+                     (server.newest && *server.newest > epoch);
+  return ended && !(stream != server.streams.end() && stream->second.complete());
+}
+
+bool HotReplica::EpochHasHole(std::uint32_t epoch) const {
+  for (std::size_t s = 0; s < servers_.size(); ++s) {
+    if (StreamHasHole(static_cast<std::uint16_t>(s), epoch)) return true;
+  }
+  return false;
 }
 
 std::uint32_t HotReplica::AdvanceStreams(Server& server) {

@@ -65,6 +65,14 @@ class HotReplica {
   // The keys of the servers not complete up to `epoch`, in hot-set order.
   std::vector<hot::Key> MissingKeys(std::uint32_t epoch) const;
 
+  // Whether server `server`'s stream of `epoch` is over but incomplete, as
+  // far as order tells: its LAST packet came, or a packet of a later epoch
+  // did (a server publishes its epochs one after another), and some packet
+  // of it did not. Such a packet was lost, or its UPDATE is being resent.
+  bool StreamHasHole(std::uint16_t server, std::uint32_t epoch) const;
+  // Whether some server's stream of `epoch` has such a hole.
+  bool EpochHasHole(std::uint32_t epoch) const;
+
  private:
   // Streams this far ahead of a server's next incomplete epoch are not kept:
   // the sender has at most two epochs in flight.
@@ -81,6 +89,7 @@ class HotReplica {
     std::uint64_t num_values = 0;
     std::uint32_t next = 0;  // the oldest epoch not yet complete
     std::map<std::uint32_t, Stream> streams;
+    std::optional<std::uint32_t> newest;  // the newest epoch a packet of it came for
   };
 
   // Cell tags are epoch + 1, so that 0 means "no value yet".

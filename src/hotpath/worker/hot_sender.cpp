@@ -41,8 +41,13 @@ struct PushEpoch {
   std::vector<bool> acked;
   std::vector<Clock::time_point> sent_at;
   std::vector<bool> resent;  // an ACK of a resent packet is no RTT sample
-  std::uint32_t base = 0;    // lowest seq not ACKed
-  std::uint32_t next = 0;    // next seq to send for the first time
+  // Loss detection by order (SendData): every send of a DATA packet gets the
+  // next number; the newest send known ACKed.
+  std::vector<std::uint64_t> send_order;
+  std::uint64_t sends = 0;
+  std::uint64_t newest_acked_send = 0;
+  std::uint32_t base = 0;  // lowest seq not ACKed
+  std::uint32_t next = 0;  // next seq to send for the first time
   EncodedPacket fin;
   Clock::time_point fin_sent_at;
   Clock::time_point data_started;
@@ -105,6 +110,16 @@ struct HotSender::Impl {
   void FailAll();
   void Release(std::uint32_t upto);
   void WatchGaps(Clock::time_point now);
+  // How long an epoch's REPLICAs may pause before the epoch is reported as
+  // a gap (its LAST, or the whole stream, lost): replica_gap_rtts smoothed
+  // round trips to the switch (they include the queues the REPLICAs wait
+  // in), within [replica_gap_min, replica_gap_timeout].
+  Clock::duration GapTimeout() const {
+    const Clock::duration most = options.replica_gap_timeout;
+    return std::clamp<Clock::duration>(options.replica_gap_rtts * retry.smoothed_rtt(),
+                                       std::min<Clock::duration>(options.replica_gap_min, most),
+                                       most);
+  }
   void CheckGaps(Clock::time_point now);
   Clock::time_point NextDeadline(Clock::time_point now) const;
 
@@ -124,7 +139,14 @@ struct HotSender::Impl {
   bool switch_down = false;
   bool stopping = false;
   HotReplica replica;
-  std::map<std::uint32_t, Clock::time_point> gap_deadlines;  // epoch -> when to report
+  // Epochs of the replica being watched for gaps: when to report each, and
+  // whether order already showed it a hole (then later REPLICAs do not put
+  // the report off).
+  struct GapWatch {
+    Clock::time_point deadline;
+    bool hole = false;
+  };
+  std::map<std::uint32_t, GapWatch> gap_deadlines;
   std::optional<std::uint32_t> gaps_watched_upto;
   RetryClock retry;
   HotSenderCounters counters;
@@ -241,6 +263,7 @@ void HotSender::Impl::HandleAck(const wire::Header& ack) {
       epoch.acked = {};
       epoch.sent_at = {};
       epoch.resent = {};
+      epoch.send_order = {};
       epoch.done->set_value(HotPathStatus::kOk);
       ++counters.epochs_acked;
       retry.OnProgress();
@@ -250,6 +273,7 @@ void HotSender::Impl::HandleAck(const wire::Header& ack) {
       return;
     }
     epoch.acked[ack.seq] = true;
+    epoch.newest_acked_send = std::max(epoch.newest_acked_send, epoch.send_order[ack.seq]);
     if (!epoch.resent[ack.seq]) {
       retry.OnRttSample(std::chrono::duration_cast<std::chrono::microseconds>(
           Clock::now() - epoch.sent_at[ack.seq]));
@@ -270,10 +294,13 @@ void HotSender::Impl::HandleReplica(const wire::Message& message) {
   if (result.rejected || result.unknown != 0) ++counters.ignored_packets;
   if (result.rejected) return;
   // The epoch is still arriving: on a slow link its REPLICAs take longer
-  // than the gap timeout, so the timeout counts from the latest one.
-  const Clock::time_point later = Clock::now() + options.replica_gap_timeout;
-  for (auto& [epoch, deadline] : gap_deadlines) {
-    if (epoch <= message.header.epoch) deadline = std::max(deadline, later);
+  // than the gap timeout, so the timeout counts from the latest one (unless
+  // order already showed a hole: WatchGaps).
+  const Clock::time_point later = Clock::now() + GapTimeout();
+  for (auto& [epoch, watch] : gap_deadlines) {
+    if (epoch <= message.header.epoch && !watch.hole) {
+      watch.deadline = std::max(watch.deadline, later);
+    }
   }
 }
 
@@ -294,6 +321,23 @@ void HotSender::Impl::Resend(EncodedPacket& packet, net::SendQueue& out) {
 }
 
 void HotSender::Impl::SendData(PushEpoch& epoch, Clock::time_point now, net::SendQueue& out) {
+  // Lost by order: the switch ACKs DATA in the order they arrive, over one
+  // FIFO path each way, so a packet still unACKed once one sent
+  // kReorderTolerance or more sends after it has been ACKed was lost (or its
+  // ACK was). It is resent now, not after the timeout (on loopback the
+  // timeout's floor is 25 round trips); a needless resend is a duplicate the
+  // switch ACKs without adding.
+  constexpr std::uint64_t kReorderTolerance = 3;
+  for (std::uint32_t seq = epoch.base; seq < epoch.next; ++seq) {
+    if (epoch.acked[seq] || epoch.send_order[seq] + kReorderTolerance > epoch.newest_acked_send) {
+      continue;
+    }
+    Resend(epoch.packets[seq], out);
+    ++counters.fast_retransmissions;
+    epoch.sent_at[seq] = now;
+    epoch.resent[seq] = true;
+    epoch.send_order[seq] = ++epoch.sends;
+  }
   // Resend what timed out, oldest first. One expiry backs off once, however
   // many packets it covers, so the timeout is read before it doubles.
   const auto timeout = retry.timeout();
@@ -311,6 +355,7 @@ void HotSender::Impl::SendData(PushEpoch& epoch, Clock::time_point now, net::Sen
     Resend(epoch.packets[seq], out);
     epoch.sent_at[seq] = now;
     epoch.resent[seq] = true;
+    epoch.send_order[seq] = ++epoch.sends;
   }
   // New packets, never beyond the switch's dedup window.
   const std::uint64_t limit = std::min<std::uint64_t>(
@@ -318,6 +363,7 @@ void HotSender::Impl::SendData(PushEpoch& epoch, Clock::time_point now, net::Sen
   while (epoch.next < limit) {
     out.PushView(epoch.packets[epoch.next].view(), options.switch_address);
     epoch.sent_at[epoch.next] = now;
+    epoch.send_order[epoch.next] = ++epoch.sends;
     ++epoch.next;
     ++counters.data_packets;
   }
@@ -408,8 +454,21 @@ void HotSender::Impl::WatchGaps(Clock::time_point now) {
   const std::uint32_t upto = std::min(*newest, *last_pushed);
   std::uint32_t from = gaps_watched_upto ? *gaps_watched_upto + 1 : *first_pushed;
   for (; from <= upto; ++from) {
-    gap_deadlines.emplace(from, now + options.replica_gap_timeout);
+    gap_deadlines.emplace(from, GapWatch{now + GapTimeout()});
     gaps_watched_upto = from;
+  }
+  // A stream that order shows over and incomplete (its LAST came, or a later
+  // epoch of the same server did) has lost a packet, or its UPDATE is being
+  // resent: the epoch is reported once a resend would have come (four
+  // smoothed round trips, at least replica_order_grace), not after the
+  // whole gap timeout.
+  const Clock::time_point soon =
+      now + std::max<Clock::duration>(options.replica_order_grace, 4 * retry.smoothed_rtt());
+  for (auto& [epoch, watch] : gap_deadlines) {
+    if (watch.hole || !replica.EpochHasHole(epoch)) continue;
+    watch.hole = true;
+    watch.deadline = std::min(watch.deadline, soon);
+    ++counters.replica_holes_by_order;
   }
 }
 
@@ -421,7 +480,7 @@ void HotSender::Impl::CheckGaps(Clock::time_point now) {
       it = gap_deadlines.erase(it);
       continue;
     }
-    if (now < it->second) {
+    if (now < it->second.deadline) {
       ++it;
       continue;
     }
@@ -437,7 +496,7 @@ void HotSender::Impl::CheckGaps(Clock::time_point now) {
 
 Clock::time_point HotSender::Impl::NextDeadline(Clock::time_point now) const {
   Clock::time_point deadline = now + kIdleWake;
-  for (const auto& [epoch, when] : gap_deadlines) deadline = std::min(deadline, when);
+  for (const auto& [epoch, watch] : gap_deadlines) deadline = std::min(deadline, watch.deadline);
   if (probe_pending) deadline = std::min(deadline, probe_next);
   if (switch_down) return deadline;
   for (const PushEpoch& epoch : epochs) {
@@ -508,6 +567,7 @@ std::shared_future<HotPathStatus> HotSender::Push(std::uint32_t epoch,
   push.acked.assign(push.packets.size(), false);
   push.sent_at.assign(push.packets.size(), Clock::time_point{});
   push.resent.assign(push.packets.size(), false);
+  push.send_order.assign(push.packets.size(), 0);
   std::shared_future<HotPathStatus> future = push.done->get_future().share();
 
   {

@@ -44,10 +44,21 @@ struct HotSenderOptions {
   std::uint32_t max_epochs_in_flight = 2;
   RetryPolicy retry;
   // A replica epoch that has begun to arrive (some REPLICA of it came) but
-  // is still incomplete this long after its latest REPLICA is reported as a
-  // gap. Not shorter: a resent UPDATE makes up for a lost one within a few
-  // round trips, and a gap's repair moves all of a server's keys over ZeroMQ.
+  // is still incomplete replica_gap_rtts smoothed round trips to the switch
+  // after its latest REPLICA is reported as a gap, but never sooner than
+  // replica_gap_min nor later than replica_gap_timeout: a resent UPDATE makes
+  // up for a lost one within a few round trips, and a gap's repair moves all
+  // of a server's keys over ZeroMQ, so on a slow link (round trips of
+  // queued packets) it waits long, on loopback not.
   std::chrono::milliseconds replica_gap_timeout{500};
+  std::chrono::milliseconds replica_gap_min{20};
+  int replica_gap_rtts = 16;
+  // A stream that order shows over and incomplete (HotReplica::
+  // StreamHasHole) is reported after four of this worker's smoothed round
+  // trips to the switch (a server resends an UPDATE lost on the way within
+  // about two: it finds the loss by the order of the switch's ACKs), at
+  // least this long.
+  std::chrono::microseconds replica_order_grace{1000};
   // The server that publishes each hot key (hot-set order), as the servers
   // split them; empty: server 0 publishes all.
   std::vector<std::uint16_t> key_owners;
@@ -69,8 +80,9 @@ struct HotSenderCounters {
   std::uint64_t epochs_failed = 0;
   std::uint64_t data_packets = 0;  // first transmissions
   std::uint64_t fin_packets = 0;
-  std::uint64_t retransmissions = 0;  // DATA and FIN resent
-  std::uint64_t timeouts = 0;         // timer expiries that caused resends
+  std::uint64_t retransmissions = 0;       // DATA and FIN resent
+  std::uint64_t fast_retransmissions = 0;  // of them, DATA resent as lost by order
+  std::uint64_t timeouts = 0;              // timer expiries that caused resends
   std::uint64_t packets_sent = 0;
   std::uint64_t bytes_sent = 0;
   std::uint64_t packets_received = 0;
@@ -82,8 +94,9 @@ struct HotSenderCounters {
   std::uint64_t replica_epochs = 0;  // (server, epoch) UPDATE streams completed
   std::uint64_t stale_replica_values = 0;
   std::uint64_t replica_gaps = 0;
-  std::uint64_t malformed_packets = 0;  // not a wire message (wire::Decode failed)
-  std::uint64_t ignored_packets = 0;    // another job or node, unexpected type or cell
+  std::uint64_t replica_holes_by_order = 0;  // gaps found by order, reported early
+  std::uint64_t malformed_packets = 0;       // not a wire message (wire::Decode failed)
+  std::uint64_t ignored_packets = 0;         // another job or node, unexpected type or cell
   std::uint64_t send_errors = 0;
   // Where an epoch's time goes (microseconds, summed over epochs): from its
   // first DATA to the ACK of its FIN, and waiting in Pull for the replica.

@@ -627,10 +627,13 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     uint32_t generation = 0;
     std::shared_ptr<libra::hotpath::HotSender> sender = SenderFor(request.epoch, &generation);
     if (!sender) return;  // fallen back: reads go to the servers anyway
+    const auto asked = Clock::now();
     for (const Repair& answer : node_->RequestRepair(request)) {
       sender->RepairReplica(answer.epoch, answer.keys, answer.vals);
       repaired_values_ += answer.vals.size();
     }
+    repair_micros_ += static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - asked).count());
     ++repairs_;
   }
 
@@ -690,6 +693,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
                           {"hot_values_pushed", hot_values_},
                           {"cold_values_pushed", cold_values_},
                           {"replica_repairs", repairs_.load()},
+                          {"repair_micros", repair_micros_.load()},
                           {"repaired_values", repaired_values_.load()},
                           {"fallback",
                            {{"fallbacks", fallbacks_},
@@ -716,6 +720,8 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
                      {"bytes_received", c.bytes_received},
                      {"replica_packets", c.replica_packets},
                      {"replica_gaps", c.replica_gaps},
+                     {"fast_retransmissions", c.fast_retransmissions},
+                     {"replica_holes_by_order", c.replica_holes_by_order},
                      {"replica_epochs", c.replica_epochs},
                      {"replica_values", c.replica_values},
                      {"data_micros", c.data_micros},
@@ -765,6 +771,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
   uint64_t epochs_hot_ = 0, hot_values_ = 0, cold_values_ = 0;
   uint64_t fallbacks_ = 0, resumes_ = 0, epochs_resent_ = 0, epochs_to_servers_ = 0;
   std::atomic<uint64_t> repairs_{0}, repaired_values_{0}, reads_from_servers_{0};
+  std::atomic<uint64_t> repair_micros_{0};  // asking the servers for a gap's values, summed
 
   ps::ThreadsafeQueue<std::optional<Task>> tasks_;
   std::mutex drain_mu_;
