@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "hot/hot_set.h"
+#include "hotpath/messages/update_auth.h"
 #include "hotpath/node/hot_path_options.h"
 #include "wire/switch_job.h"
 
@@ -56,6 +57,8 @@ struct HotCollectorOptions {
   // the rows it wrote (AddWrittenRows) and read only their union; once it
   // has passed, read every row. 0: never wait, read every row.
   std::chrono::milliseconds written_rows_grace{0};
+  // Signs every UPDATE (update_auth.h): the workers take only what verifies.
+  UpdateKey update_key;
 };
 
 // One epoch's aggregate of this server's hot keys that some worker pushed

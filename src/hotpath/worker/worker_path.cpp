@@ -249,6 +249,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     sender_options_.switch_address = Config().switch_data;
     sender_options_.local = join.address;
     sender_options_.key_owners.assign(key_owners_.begin(), key_owners_.end());
+    sender_options_.update_key = install.update_key;
     PlanWrittenRows();
     StartSender(install.job_id, install.first_epoch, 0);
     LOG(INFO) << "libra: worker " << join.rank << " on the hot path from epoch "
@@ -720,24 +721,17 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     const libra::hotpath::HotSenderCounters c = sender_->counters();
     const double slots = double(c.data_packets) * hot_set_->layout().num_arrays;
     out["slot_utilization"] = slots > 0 ? double(hot_values_) / slots : 0.0;
-    out["sender"] = {{"epochs_pushed", c.epochs_pushed},
-                     {"epochs_acked", c.epochs_acked},
-                     {"data_packets", c.data_packets},
-                     {"fin_packets", c.fin_packets},
-                     {"retransmissions", c.retransmissions},
-                     {"timeouts", c.timeouts},
-                     {"packets_sent", c.packets_sent},
-                     {"bytes_sent", c.bytes_sent},
-                     {"packets_received", c.packets_received},
-                     {"bytes_received", c.bytes_received},
-                     {"replica_packets", c.replica_packets},
-                     {"replica_gaps", c.replica_gaps},
-                     {"replica_epochs", c.replica_epochs},
-                     {"replica_values", c.replica_values},
-                     {"data_micros", c.data_micros},
-                     {"pull_wait_micros", c.pull_wait_micros},
-                     {"malformed_packets", c.malformed_packets},
-                     {"ignored_packets", c.ignored_packets}};
+    out["sender"] = {
+        {"epochs_pushed", c.epochs_pushed},       {"epochs_acked", c.epochs_acked},
+        {"data_packets", c.data_packets},         {"fin_packets", c.fin_packets},
+        {"retransmissions", c.retransmissions},   {"timeouts", c.timeouts},
+        {"packets_sent", c.packets_sent},         {"bytes_sent", c.bytes_sent},
+        {"packets_received", c.packets_received}, {"bytes_received", c.bytes_received},
+        {"replica_packets", c.replica_packets},   {"forged_replicas", c.forged_replicas},
+        {"replica_gaps", c.replica_gaps},         {"replica_epochs", c.replica_epochs},
+        {"replica_values", c.replica_values},     {"data_micros", c.data_micros},
+        {"pull_wait_micros", c.pull_wait_micros}, {"malformed_packets", c.malformed_packets},
+        {"ignored_packets", c.ignored_packets}};
     return out;
   }
 
