@@ -218,14 +218,16 @@ TEST(HotPathMessages, SwitchFailureMessagesRoundTripAndRejectEveryTruncation) {
 }
 
 TEST(HotPathMessages, AnInconsistentPlacementIsRejected) {
-  std::string body = Encode(SampleInstall());
-  // The last cell (before the owner list) points to array 0, index 0 like
-  // another value: two values in one cell.
+  const std::string encoded = Encode(SampleInstall());
+  // The key ends the body; before it, the last cell (before the owner list)
+  // points to array 0, index 0 like another value: two values in one cell.
+  const std::string key = encoded.substr(encoded.size() - UpdateKey::kBytes);
+  std::string body = encoded.substr(0, encoded.size() - UpdateKey::kBytes);
   const size_t owners_bytes = 8 + 3 * 4;
   const size_t last_cell = body.size() - owners_bytes - 8;
   const size_t first_cell = last_cell - 8 * (SampleInstall().hot_set->num_values() - 1);
   body.replace(last_cell, 8, body.substr(first_cell, 8));
-  EXPECT_FALSE(DecodeInstall(body));
+  EXPECT_FALSE(DecodeInstall(body + key));
 }
 
 TEST(HotPathMessages, ALayoutNoSwitchHoldsIsRejectedBeforeAllocatingIt) {
