@@ -81,6 +81,7 @@ struct RowBlock {
 };
 Bytes RawUpdate(const wire::Header& header, const std::vector<RowBlock>& blocks) {
   Bytes out = EncodedUpdate(header, {});
+  out.resize(wire::kHeaderBytes);  // the blocks go before the tag
   std::size_t values = 0;
   for (const RowBlock& block : blocks) {
     const std::size_t at = out.size();
@@ -93,6 +94,7 @@ Bytes RawUpdate(const wire::Header& header, const std::vector<RowBlock>& blocks)
     }
     values += block.values.size();
   }
+  out.resize(out.size() + wire::kUpdateTagBytes);  // unsigned: zero
   wire::SetSlotCount(out.data(), static_cast<std::uint16_t>(values));
   return out;
 }
