@@ -6,6 +6,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   libzmq3-dev cppzmq-dev            # transport (ZeroMQ + C++ bindings)
+  libsodium-dev                     # the MAC of UPDATE/REPLICA (keyed BLAKE2b)
   libcli11-dev nlohmann-json3-dev   # command line, JSON reports
   libgtest-dev libgmock-dev libbenchmark-dev
   libeigen3-dev                     # small dense MLP of DeepFM

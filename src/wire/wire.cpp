@@ -1,6 +1,7 @@
 #include "wire/wire.h"
 
 #include <bit>
+#include <cstring>
 
 namespace libra::wire {
 
@@ -185,13 +186,13 @@ std::size_t Encode(const Header& header, std::span<const Slot> slots, std::span<
 }
 
 std::size_t UpdateSize(std::span<const CellValue> cells) {
-  std::size_t size = kHeaderBytes;
+  std::size_t size = kHeaderBytes + kUpdateTagBytes;
   for (std::size_t i = 0; i < cells.size(); ++i) size += UpdateBytesOf(cells, i);
   return size;
 }
 
 std::size_t UpdateCellsThatFit(std::span<const CellValue> cells) {
-  std::size_t size = kHeaderBytes;
+  std::size_t size = kHeaderBytes + kUpdateTagBytes;
   std::size_t count = 0;
   while (count < cells.size() && count < kMaxUpdateValues) {
     const std::size_t grown = size + UpdateBytesOf(cells, count);
@@ -231,6 +232,7 @@ std::size_t EncodeUpdate(const Header& header, std::span<const CellValue> cells,
     p += kValueBytes;
   }
   if (block_mask != nullptr) StoreBig64(block_mask, mask);
+  std::memset(p, 0, kUpdateTagBytes);
   return size;
 }
 
@@ -261,7 +263,10 @@ DecodeError DecodeHeader(std::span<const std::uint8_t> in, Header* header) {
     case Payload::kRowBlocks:
       if (header->slot_count > kMaxUpdateValues) return DecodeError::kTooManySlots;
       if (in.size() > kMaxMessageBytes) return DecodeError::kOversized;
-      return WalkRowBlocks(in, *header, [](std::uint32_t, std::uint32_t, std::size_t) {});
+      if (in.size() < kHeaderBytes + kUpdateTagBytes) return DecodeError::kTruncated;
+      // The blocks end where the tag starts; the tag is the hosts' to check.
+      return WalkRowBlocks(in.first(UpdateTagAt(in.size())), *header,
+                           [](std::uint32_t, std::uint32_t, std::size_t) {});
   }
   return DecodeError::kUnknownType;
 }
@@ -296,9 +301,10 @@ DecodeError Decode(std::span<const std::uint8_t> in, Message* message) {
     }
     case Payload::kRowBlocks: {
       std::size_t i = 0;
-      WalkRowBlocks(in, header, [&](std::uint32_t array, std::uint32_t row, std::size_t offset) {
-        message->cells[i++] = CellValue{array, row, LoadBig32(in.data() + offset)};
-      });
+      WalkRowBlocks(in.first(UpdateTagAt(in.size())), header,
+                    [&](std::uint32_t array, std::uint32_t row, std::size_t offset) {
+                      message->cells[i++] = CellValue{array, row, LoadBig32(in.data() + offset)};
+                    });
       break;
     }
   }

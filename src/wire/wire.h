@@ -30,10 +30,17 @@
 //   | written mask (64) | [saturated mask (64)] | value | value | ...
 //
 // UPDATE and REPLICA: new float32 parameter values of hot cells, as row
-// blocks. A block names a row r (cell r of every register array) and a
-// 64-bit mask of the arrays j whose cell r follows, 4 bytes each, in
-// increasing j; slot_count is the number of values in all blocks.
+// blocks, then a tag. A block names a row r (cell r of every register
+// array) and a 64-bit mask of the arrays j whose cell r follows, 4 bytes
+// each, in increasing j; slot_count is the number of values in all blocks.
+// The last kUpdateTagBytes of the message are the tag: a MAC under the
+// job's secret key, which the servers and workers hold and the switch does
+// not (src/hotpath/messages/update_auth.h computes it), over every byte
+// before it with the type byte read as UPDATE and the RETRANSMISSION flag
+// clear, so that the switch's rewrite of the type and a server's resend
+// leave it valid.
 //
+//   | header | block | block | ... | tag (16 bytes) |
 //   block: | row (32) | array mask (64) | value | value | ...
 //
 // seq numbers an epoch's UPDATE packets from 0 and the last one has the LAST
@@ -56,9 +63,10 @@
 
 namespace libra::wire {
 
-// 3: RESULT as a written mask and 4-byte values, UPDATE/REPLICA as row
-// blocks (2: 8-byte (cell, value) slots in every message; 1: RESULT answered
-// every cell and UPDATE published every hot value in every epoch).
+// 4: UPDATE/REPLICA end with a 16-byte tag (3: RESULT as a written mask and
+// 4-byte values, UPDATE/REPLICA as row blocks; 2: 8-byte (cell, value)
+// slots in every message; 1: RESULT answered every cell and UPDATE
+// published every hot value in every epoch).
 // The numbers come from wire_format.h, which the XDP switch program shares.
 inline constexpr std::uint8_t kVersion = LIBRA_WIRE_VERSION;
 inline constexpr std::size_t kHeaderBytes = LIBRA_WIRE_HEADER_BYTES;
@@ -81,15 +89,24 @@ inline constexpr std::size_t kMaskBytes = LIBRA_WIRE_MASK_BYTES;
 // A row block: the row, then the array mask, then the values.
 inline constexpr std::size_t kRowBlockMaskAt = LIBRA_WIRE_ROW_BLOCK_MASK_AT;
 inline constexpr std::size_t kRowBlockHeaderBytes = LIBRA_WIRE_ROW_BLOCK_HEADER_BYTES;
+// UPDATE and REPLICA: the tag that ends the message (UpdateTagAt).
+inline constexpr std::size_t kUpdateTagBytes = LIBRA_WIRE_UPDATE_TAG_BYTES;
 // Upper bound of the format; a job's slots per packet P is at most this.
 inline constexpr std::size_t kMaxSlots = LIBRA_WIRE_MAX_SLOTS;
 inline constexpr std::size_t kMaxMessageBytes = LIBRA_WIRE_MAX_MESSAGE_BYTES;
-// The most values an UPDATE can carry: one row block filling the message.
+// The most values an UPDATE can carry: one row block and the tag filling
+// the message.
 inline constexpr std::size_t kMaxUpdateValues = LIBRA_WIRE_MAX_UPDATE_VALUES;
 static_assert(kRowBlockHeaderBytes == kRowBlockMaskAt + kMaskBytes);
 static_assert(kMaxMessageBytes == kHeaderBytes + kMaxSlots * kSlotBytes);
 static_assert(kMaxUpdateValues ==
-              (kMaxMessageBytes - kHeaderBytes - kRowBlockHeaderBytes) / kValueBytes);
+              (kMaxMessageBytes - kHeaderBytes - kRowBlockHeaderBytes - kUpdateTagBytes) /
+                  kValueBytes);
+// Where the tag of an UPDATE or REPLICA of `message_bytes` bytes starts (the
+// decoder has checked message_bytes >= kHeaderBytes + kUpdateTagBytes).
+constexpr std::size_t UpdateTagAt(std::size_t message_bytes) {
+  return message_bytes - kUpdateTagBytes;
+}
 
 enum class MessageType : std::uint8_t {
   kData = LIBRA_WIRE_TYPE_DATA,  // worker -> switch: gradient values of one epoch
@@ -207,16 +224,19 @@ std::size_t Encode(const Header& header, std::span<const Slot> slots, std::span<
 
 // Writes an UPDATE or REPLICA: `header` (slot_count is set to cells.size())
 // and `cells` as row blocks, one per run of cells with the same row; cells
-// must be sorted by (index, array) without repeats. Returns the bytes
-// written, or 0 if they do not fit `out` or kMaxMessageBytes, a cell is out
-// of the format's range, or the order is broken.
+// must be sorted by (index, array) without repeats; the tag is left zero
+// for the sender to sign (src/hotpath/messages/update_auth.h). Returns the
+// bytes written, tag included, or 0 if they do not fit `out` or
+// kMaxMessageBytes, a cell is out of the format's range, or the order is
+// broken.
 std::size_t EncodeUpdate(const Header& header, std::span<const CellValue> cells,
                          std::span<std::uint8_t> out);
-// The bytes EncodeUpdate writes for cells sorted as it requires.
+// The bytes EncodeUpdate writes for cells sorted as it requires (the tag
+// included).
 std::size_t UpdateSize(std::span<const CellValue> cells);
 // How many of the leading `cells` (sorted as EncodeUpdate requires) one
-// UPDATE carries: as many as kMaxMessageBytes holds, a new row costing its
-// block header and every value kValueBytes.
+// UPDATE carries: as many as kMaxMessageBytes holds besides the header and
+// the tag, a new row costing its block header and every value kValueBytes.
 std::size_t UpdateCellsThatFit(std::span<const CellValue> cells);
 
 // Reads the header and checks that the length matches the payload it

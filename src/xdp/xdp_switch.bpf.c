@@ -407,9 +407,14 @@ static __always_inline __u32 check_payload(const __u8 *in, __u32 len) {
   if (type == LIBRA_WIRE_TYPE_UPDATE || type == LIBRA_WIRE_TYPE_REPLICA) {
     if (count > LIBRA_WIRE_MAX_UPDATE_VALUES) return LIBRA_XDP_DROP_TOO_MANY_SLOTS;
     if (len > LIBRA_WIRE_MAX_MESSAGE_BYTES) return LIBRA_XDP_DROP_OVERSIZED;
-    /* The row blocks, walked: each takes at least 16 bytes. */
-    struct block_walk walk = {
-        .len = len, .count = count, .offset = LIBRA_WIRE_HEADER_BYTES, .error = WELL_FORMED};
+    if (len < LIBRA_WIRE_HEADER_BYTES + LIBRA_WIRE_UPDATE_TAG_BYTES) return LIBRA_XDP_DROP_TRUNCATED;
+    /* The row blocks, walked: each takes at least 16 bytes. They end where
+     * the MAC tag starts; the tag is the hosts' to check, and goes on with
+     * the packet as it came. */
+    struct block_walk walk = {.len = len - LIBRA_WIRE_UPDATE_TAG_BYTES,
+                              .count = count,
+                              .offset = LIBRA_WIRE_HEADER_BYTES,
+                              .error = WELL_FORMED};
     bpf_loop((LIBRA_WIRE_MAX_MESSAGE_BYTES - LIBRA_WIRE_HEADER_BYTES) / 16 + 1, walk_block, &walk,
              0);
     if (walk.error != WELL_FORMED) return walk.error;

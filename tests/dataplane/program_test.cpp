@@ -439,6 +439,24 @@ TEST_P(ProgramTest, WrongJobUnknownWorkerAndForgedIdAreDropped) {
   EXPECT_EQ(backend_->Counters()[Event::kValuesAggregated], 0u);
 }
 
+// What the switch cannot stop (docs/reliability.md, "What an attacker on
+// the data path can do"): it admits a packet by its source address, so a
+// forger who spoofs a worker's address and gets a DATA in before the
+// worker's own takes that packet's place in the sum, and the real one is
+// then ACKed as a duplicate and left out. Only the hosts can authenticate
+// (UPDATE/REPLICA carry a MAC); a sum has no host to sign it.
+TEST_P(ProgramTest, ASpoofedDataBeforeTheRealOneTakesItsPlaceInTheSum) {
+  ASSERT_EQ(SendData(0, 0, 0, {{0, 1, 1000.0f}}).size(), 1u);  // the forger, as worker 0
+  const auto real = SendData(0, 0, 0, {{0, 1, 1.0f}});
+  ASSERT_EQ(real.size(), 1u);
+  EXPECT_EQ(real[0].header().flags, wire::kFlagDuplicate);
+  for (int w = 1; w < kWorkers; ++w) SendData(w, 0, 0, {});
+  for (int w = 0; w < kWorkers; ++w) SendFin(w, 0, 1);
+  const auto result = SendCollect(0, 0, {{0, 1, 0}});
+  ASSERT_EQ(result.size(), 1u);
+  EXPECT_EQ(SumAt(result[0], 0), 1000.0f);
+}
+
 TEST_P(ProgramTest, OutOfRangeIndexDropsTheWholePacket) {
   EXPECT_TRUE(SendData(0, 0, 0, {{0, 1, 1.0f}, {1, kCells, 1.0f}}).empty());
   EXPECT_EQ(Drops(DropReason::kCellIndexOutOfRange), 1u);

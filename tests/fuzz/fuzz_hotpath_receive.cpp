@@ -3,16 +3,17 @@
 // HotSender (the worker: ACK and REPLICA handling) and a real HotCollector
 // (the server: READY and RESULT handling), exactly as the switch would send
 // them. Bit 0 of the first byte makes the worker push epoch 0 first, so that
-// ACKs meet DATA in flight. Retries, polls and gap reports are pushed out of
-// reach, which makes each engine a deterministic function of the datagrams.
-// Invariants: every datagram is received and classified exactly as a plain
-// model of the protocol says (malformed, ignored, ACK, REPLICA, READY,
-// RESULT, duplicate, NOT_READY...); the worker's replica (two servers
-// splitting the keys, fuzz_replica_model.h) moves, completes streams and
-// reaches ReplicaEpoch as the model says; the collector accepts a compacted
-// RESULT only when its written mask names COLLECT slots that were asked and
-// hold a value, and every epoch it delivers carries exactly the keys those
-// RESULTs wrote, with their values and saturation.
+// ACKs meet DATA in flight; bit 1 makes the harness sign every UPDATE or
+// REPLICA it sends under the worker's key (update_auth.h), so that they get
+// past its check, which a mutated tag almost never does: unsigned, each is
+// a forgery the worker must drop and count (forged_replicas) untouched. Retries, polls and gap
+// reports are pushed out of reach, which makes each engine a deterministic function of the
+// datagrams. Invariants: every datagram is received and classified exactly as a plain model of the
+// protocol says (malformed, ignored, ACK, REPLICA, READY, RESULT, duplicate, NOT_READY...); the
+// worker's replica (two servers splitting the keys, fuzz_replica_model.h) moves, completes streams
+// and reaches ReplicaEpoch as the model says; the collector accepts a compacted RESULT only when
+// its written mask names COLLECT slots that were asked and hold a value, and every epoch it
+// delivers carries exactly the keys those RESULTs wrote, with their values and saturation.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -33,6 +34,7 @@
 #include "fuzz_records.h"
 #include "fuzz_replica_model.h"
 #include "hotpath/messages/hot_packets.h"
+#include "hotpath/messages/update_auth.h"
 #include "hotpath/server/hot_collector.h"
 #include "hotpath/worker/hot_sender.h"
 #include "wire/wire.h"
@@ -102,6 +104,7 @@ void WaitFor(Predicate done, const char* what) {
 
 // The worker as the protocol describes it.
 struct SenderModel {
+  std::uint64_t forged_replicas = 0;  // REPLICAs whose tag does not verify
   bool pushed = false;
   std::uint32_t packets = 0;
   std::vector<bool> acked;
@@ -225,7 +228,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
 
   std::uint64_t sent = 0, sent_bytes = 0;
+  const bool sign = (data[0] & 2) != 0;
+  std::vector<std::uint8_t> signed_copy;
   for (std::span<const std::uint8_t> datagram : fuzz::SplitRecords({data + 1, size - 1})) {
+    wire::Header row_blocks;
+    if (sign && wire::DecodeHeader(datagram, &row_blocks) == wire::DecodeError::kNone &&
+        wire::PayloadOf(row_blocks.type) == wire::Payload::kRowBlocks) {
+      signed_copy.assign(datagram.begin(), datagram.end());
+      hotpath::SignUpdate(hotpath::UpdateKey{}, signed_copy);
+      datagram = signed_copy;
+    }
     fake_switch.SendTo(sender.local(), datagram);
     fake_switch.SendTo(collector.local(), datagram);
     ++sent;
@@ -250,6 +262,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // The worker.
     if (h.type == wire::MessageType::kAck && h.node_id == fuzz::kFuzzWorkerId) {
       worker.OnAck(h);
+    } else if (h.type == wire::MessageType::kReplica &&
+               !hotpath::VerifyUpdate(hotpath::UpdateKey{}, datagram)) {
+      ++worker.forged_replicas;
     } else if (h.type == wire::MessageType::kReplica) {
       ++worker.replica_packets;
       const fuzz::ReplicaModel::Outcome out = replica.Apply(h, {m.cells.data(), h.slot_count});
@@ -339,6 +354,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   Check(s.ignored_packets == worker.ignored, "sender ignored_packets");
   Check(s.acks == worker.acks && s.duplicate_acks == worker.duplicate_acks, "sender acks");
   Check(s.replica_packets == worker.replica_packets, "sender replica_packets");
+  Check(s.forged_replicas == worker.forged_replicas, "sender forged_replicas");
   Check(s.replica_values == worker.replica_values, "sender replica_values");
   Check(s.stale_replica_values == worker.stale_values, "sender stale_replica_values");
   Check(s.replica_epochs == worker.replica_epochs, "sender replica_epochs");

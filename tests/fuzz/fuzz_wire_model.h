@@ -1,4 +1,4 @@
-// The hot-path wire format (src/wire/wire.h, version 3) restated from
+// The hot-path wire format (src/wire/wire.h, version 4) restated from
 // its rules, not from wire.cpp, for the fuzz targets that decode datagrams
 // (fuzz_hot_replica, fuzz_switch_program). Each check returns nullptr when
 // the codec agrees with the rules, else what disagrees:
@@ -11,7 +11,9 @@
 //     with the encoder of its payload kind (wire::Encode for slots and
 //     RESULT, whose values must be valid, of strictly increasing COLLECT
 //     slots, saturated only under SATURATED; wire::EncodeUpdate for row
-//     blocks). EncodeUpdate writes one block per row, rows increasing, so
+//     blocks, whose tag it leaves zero: the bytes before the tag must
+//     match, the tag is the hosts' to check). EncodeUpdate writes one block
+//     per row, rows increasing, so
 //     the check is exact for row blocks whose rows strictly increase;
 //     otherwise the cells sorted by (row, array) must encode (the blocks of
 //     a row merged) and decode back, EncodeUpdate must refuse the cells in
@@ -87,10 +89,12 @@ inline WireRules RulesOf(std::span<const std::uint8_t> d) {
   const std::span<const std::uint8_t> payload = d.subspan(wire::kHeaderBytes);
   if (type == wire::MessageType::kUpdate || type == wire::MessageType::kReplica) {
     // Row blocks: | row 32 | mask 64 | popcount(mask) values |..., holding
-    // slot_count values in all, in at most kMaxMessageBytes.
-    rules.walk = WalkRowBlocks(payload);
+    // slot_count values in all, then a 16-byte tag, in at most
+    // kMaxMessageBytes.
+    const bool has_tag = payload.size() >= wire::kUpdateTagBytes;
+    if (has_tag) rules.walk = WalkRowBlocks(payload.first(payload.size() - wire::kUpdateTagBytes));
     rules.too_many = n > wire::kMaxUpdateValues;
-    rules.short_of_header = rules.walk.ends_inside || rules.walk.values < n;
+    rules.short_of_header = !has_tag || rules.walk.ends_inside || rules.walk.values < n;
     rules.past_header = d.size() > wire::kMaxMessageBytes || rules.walk.values > n;
     rules.bad_payload = rules.walk.bad_block;
   } else if (type == wire::MessageType::kResult) {
@@ -210,7 +214,7 @@ inline const char* RoundTripFailure(std::span<const std::uint8_t> d, const wire:
   const auto encode_sorted = [&](std::span<const wire::CellValue> sorted) -> const char* {
     const std::size_t length = wire::EncodeUpdate(h, sorted, again);
     if (length != wire::kHeaderBytes + wire::kRowBlockHeaderBytes * rows(sorted) +
-                      wire::kValueBytes * sorted.size() ||
+                      wire::kValueBytes * sorted.size() + wire::kUpdateTagBytes ||
         length != wire::UpdateSize(sorted)) {
       return "EncodeUpdate length";
     }
@@ -231,9 +235,10 @@ inline const char* RoundTripFailure(std::span<const std::uint8_t> d, const wire:
     if (const char* failure = encode_sorted(cells)) return failure;
     // The datagram's blocks are rows of their own unless two in a row
     // share one, which EncodeUpdate merges.
-    const std::size_t blocks = (d.size() - wire::kHeaderBytes - wire::kValueBytes * cells.size()) /
+    const std::size_t tag_at = wire::UpdateTagAt(d.size());
+    const std::size_t blocks = (tag_at - wire::kHeaderBytes - wire::kValueBytes * cells.size()) /
                                wire::kRowBlockHeaderBytes;
-    if (blocks == rows(cells) && !std::equal(d.begin(), d.end(), again.begin())) {
+    if (blocks == rows(cells) && !std::equal(d.begin(), d.begin() + tag_at, again.begin())) {
       return "round trip";
     }
     return nullptr;

@@ -81,6 +81,7 @@ struct RowBlock {
 };
 Bytes RawUpdate(const wire::Header& header, const std::vector<RowBlock>& blocks) {
   Bytes out = EncodedUpdate(header, {});
+  out.resize(wire::kHeaderBytes);  // the blocks go before the tag
   std::size_t values = 0;
   for (const RowBlock& block : blocks) {
     const std::size_t at = out.size();
@@ -93,6 +94,7 @@ Bytes RawUpdate(const wire::Header& header, const std::vector<RowBlock>& blocks)
     }
     values += block.values.size();
   }
+  out.resize(out.size() + wire::kUpdateTagBytes);  // unsigned: zero
   wire::SetSlotCount(out.data(), static_cast<std::uint16_t>(values));
   return out;
 }
@@ -338,13 +340,16 @@ void HotPathReceiveSeeds() {
   truncated.pop_back();
   Bytes bad_version = a0[0];
   bad_version[wire::kVersionAt] = 2;
-  Save("hotpath_receive", "replica_streams",
-       Records(Concat({a0,
-                       b0,
-                       Stream(wire::MessageType::kReplica, 0, 1, {}, {}),
-                       Stream(wire::MessageType::kReplica, 1, 1, {13}, {7, 8, 9}),
-                       {unknown_cell, truncated, bad_version}}),
-               1, true));
+  const std::vector<Bytes> streams =
+      Concat({a0,
+              b0,
+              Stream(wire::MessageType::kReplica, 0, 1, {}, {}),
+              Stream(wire::MessageType::kReplica, 1, 1, {13}, {7, 8, 9}),
+              {unknown_cell, truncated, bad_version}});
+  // Mode 3: pushed, and the harness signs every REPLICA (the worker takes
+  // them); mode 1: as they are, unsigned, so every REPLICA is a forgery.
+  Save("hotpath_receive", "replica_streams", Records(streams, 3, true));
+  Save("hotpath_receive", "replica_streams_unsigned", Records(streams, 1, true));
 }
 
 // fuzz_switch_program: byte 0 picks the sender (0-2 workers, 3-4 servers),

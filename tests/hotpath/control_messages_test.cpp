@@ -6,6 +6,7 @@
 
 #include <random>
 
+#include "common/temp_dir.h"
 #include "hot/placement.h"
 #include "hotpath/controller/controller.h"
 
@@ -34,6 +35,7 @@ Install SampleInstall() {
   install.hot_set = std::make_shared<const libra::hot::HotSet>(
       libra::hot::PlaceHotSet(keys, layout, libra::hot::HeatPlacement()));
   install.owners = {0, 1, 0};
+  install.update_key = NewUpdateKey();
   return install;
 }
 
@@ -76,6 +78,7 @@ TEST(HotPathMessages, InstallRoundTripsTheHotSetAndItsPlacement) {
   EXPECT_EQ(back->num_workers, 4u);
   EXPECT_EQ(back->scale_bits, 18);
   EXPECT_EQ(back->owners, install.owners);
+  EXPECT_EQ(back->update_key, install.update_key);
   ASSERT_EQ(back->hot_set->size(), 3u);
   for (size_t i = 0; i < 3; ++i) {
     EXPECT_EQ(back->hot_set->keys()[i].key, install.hot_set->keys()[i].key);
@@ -119,14 +122,37 @@ TEST(HotPathMessages, ALargeInstallIsCompactAndExact) {
 // differently: refused, like one that runs past 64 bits.
 TEST(HotPathMessages, InstallVarintsMustBeShortestAndFitSixtyFourBits) {
   const std::string body = Encode(SampleInstall());
-  // The owners are the last three varints (0, 1, 0): stretch the last one.
-  std::string overlong = body;
+  // The owners are the last three varints (0, 1, 0), before the key:
+  // stretch the last one.
+  const std::string key = body.substr(body.size() - UpdateKey::kBytes);
+  const std::string owners = body.substr(0, body.size() - UpdateKey::kBytes);
+  std::string overlong = owners;
   overlong.back() = static_cast<char>(0x80);
   overlong.push_back(0);
-  EXPECT_FALSE(DecodeInstall(overlong));
-  std::string too_wide = body.substr(0, body.size() - 1) + std::string(9, '\xff') + "\x02";
+  EXPECT_FALSE(DecodeInstall(overlong + key));
+  std::string too_wide =
+      owners.substr(0, owners.size() - 1) + std::string(9, '\xff') + "\x02" + key;
   EXPECT_FALSE(DecodeInstall(too_wide));
   EXPECT_TRUE(DecodeInstall(body));
+}
+
+// The key that signs UPDATEs goes to the nodes with the INSTALL, each job
+// its own, but a saved INSTALL (kept with the checkpoints, longer than the
+// job) holds none: a resumed job draws a new one.
+TEST(HotPathMessages, TheUpdateKeyTravelsWithTheInstallButIsNotSaved) {
+  const Install install = SampleInstall();
+  EXPECT_NE(install.update_key, UpdateKey{});
+  EXPECT_NE(install.update_key, NewUpdateKey());
+  const std::optional<Install> back = DecodeInstall(Encode(install));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->update_key, install.update_key);
+  const libra::train::testing::TempDir dir;
+  const std::string path = dir.File("job.install");
+  ASSERT_TRUE(WriteInstallFile(path, install));
+  const std::optional<Install> saved = ReadInstallFile(path);
+  ASSERT_TRUE(saved);
+  EXPECT_EQ(saved->update_key, UpdateKey{});
+  EXPECT_EQ(saved->owners, install.owners);
 }
 
 TEST(HotPathMessages, ADisabledInstallCarriesItsReason) {
@@ -192,14 +218,16 @@ TEST(HotPathMessages, SwitchFailureMessagesRoundTripAndRejectEveryTruncation) {
 }
 
 TEST(HotPathMessages, AnInconsistentPlacementIsRejected) {
-  std::string body = Encode(SampleInstall());
-  // The last cell (before the owner list) points to array 0, index 0 like
-  // another value: two values in one cell.
+  const std::string encoded = Encode(SampleInstall());
+  // The key ends the body; before it, the last cell (before the owner list)
+  // points to array 0, index 0 like another value: two values in one cell.
+  const std::string key = encoded.substr(encoded.size() - UpdateKey::kBytes);
+  std::string body = encoded.substr(0, encoded.size() - UpdateKey::kBytes);
   const size_t owners_bytes = 8 + 3 * 4;
   const size_t last_cell = body.size() - owners_bytes - 8;
   const size_t first_cell = last_cell - 8 * (SampleInstall().hot_set->num_values() - 1);
   body.replace(last_cell, 8, body.substr(first_cell, 8));
-  EXPECT_FALSE(DecodeInstall(body));
+  EXPECT_FALSE(DecodeInstall(body + key));
 }
 
 TEST(HotPathMessages, ALayoutNoSwitchHoldsIsRejectedBeforeAllocatingIt) {

@@ -17,11 +17,14 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "common/run_command.h"
 #include "common/switchd_process.h"
@@ -381,6 +384,198 @@ TEST_F(TrainJobTest, AFloodOfForgedPacketsLeavesTheLibraModelBitIdentical) {
     EXPECT_GE(counters["drops_total"].get<uint64_t>(), sent / 2) << stats.output;
     std::cout << "flood: " << sent << " forged packets; switch drops " << counters["drops"].dump()
               << "\n";
+  }
+  EXPECT_FALSE(fingerprints[0].empty());
+  EXPECT_EQ(fingerprints[0], fingerprints[1]);
+}
+
+// A forger on the data path with the servers' own source addresses: a raw
+// socket sees every UDP datagram on loopback, and for each UPDATE a server
+// sends the switch (whose job id, server, epoch, seq and cells it learns) it
+// sends the switch, from that server's address and port (spoofed), forged
+// UPDATEs the switch admits and replicates to every worker:
+//   - the same cells poisoned (1000) for the next packets of the epoch and
+//     for the first packets of the next one, the first flagged LAST (a
+//     replica that took them would hold the poison and ignore the real
+//     packets as duplicates or as beyond the stream's end);
+//   - the real packet with one value changed and its tag kept;
+//   - the real packet replayed into the next epoch;
+// and, between UPDATEs, keeps sending poisoned packets of the next epoch.
+// Needs CAP_NET_RAW (Available()).
+class UpdateForger {
+ public:
+  static bool Available() {
+    const int fd = socket(AF_INET, SOCK_RAW, IPPROTO_UDP);
+    if (fd < 0) return false;
+    close(fd);
+    return true;
+  }
+  explicit UpdateForger(const libra::UdpEndpoint& switch_data)
+      : switch_(switch_data), thread_([this] { Run(); }) {}
+  ~UpdateForger() {
+    stop_ = true;
+    thread_.join();
+  }
+  uint64_t sent() const { return sent_; }
+  uint64_t updates_seen() const { return seen_; }
+
+ private:
+  using Tag = std::array<uint8_t, wire::kUpdateTagBytes>;
+  static constexpr Tag kForgedTag = [] {
+    Tag tag{};
+    tag.fill(0xa5);
+    return tag;
+  }();
+  struct Server {
+    uint16_t port = 0;
+    wire::Message last;  // the newest UPDATE it sent
+  };
+
+  void Run() {
+    const int fd = socket(AF_INET, SOCK_RAW, IPPROTO_UDP);
+    timeval wait{0, 1000};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait));
+    std::set<Tag> answered;              // tags of the real UPDATEs forged after
+    std::map<uint16_t, Server> servers;  // by node id
+    std::mt19937 rng(11);
+    std::array<uint8_t, 2048> in{};
+    auto next_flood = std::chrono::steady_clock::now();
+    while (!stop_) {
+      if (std::chrono::steady_clock::now() >= next_flood) {
+        for (auto& [node, server] : servers) Flood(fd, server, rng);
+        next_flood = std::chrono::steady_clock::now() + std::chrono::milliseconds(1);
+      }
+      const ssize_t n = recv(fd, in.data(), in.size(), 0);
+      if (n <= 0) continue;
+      const size_t ip_bytes = size_t{in[0] & 0x0fu} * 4;
+      if (static_cast<size_t>(n) < ip_bytes + 8) continue;
+      const uint8_t* udp = in.data() + ip_bytes;
+      const uint16_t from_port = static_cast<uint16_t>(udp[0] << 8 | udp[1]);
+      const uint16_t to_port = static_cast<uint16_t>(udp[2] << 8 | udp[3]);
+      const std::span<const uint8_t> bytes(udp + 8, static_cast<size_t>(n) - ip_bytes - 8);
+      wire::Message message;
+      if (to_port != switch_.port || wire::Decode(bytes, &message) != wire::DecodeError::kNone ||
+          message.header.type != wire::MessageType::kUpdate || message.header.slot_count == 0) {
+        continue;
+      }
+      Tag tag;
+      std::copy_n(bytes.end() - wire::kUpdateTagBytes, tag.size(), tag.begin());
+      // Not one of this forger's own (the raw socket sees them too): they
+      // carry kForgedTag or a real packet's tag.
+      if (tag == kForgedTag || !answered.insert(tag).second) continue;
+      ++seen_;
+      Server& server = servers[message.header.node_id];
+      server.port = from_port;
+      server.last = message;
+      const wire::Header& h = message.header;
+      for (uint32_t ahead = 1; ahead <= 4; ++ahead) {
+        Forge(fd, server, h.epoch, h.seq + ahead, ahead == 4);
+        Forge(fd, server, h.epoch + 1, ahead - 1, ahead == 1);
+      }
+      std::vector<uint8_t> changed(bytes.begin(), bytes.end());
+      changed[wire::kHeaderBytes + wire::kRowBlockHeaderBytes] ^= 0x40;  // a value's exponent
+      Send(fd, server.port, changed);
+      std::vector<uint8_t> replayed(bytes.begin(), bytes.end());
+      wire::SetEpoch(replayed.data(), h.epoch + 1);
+      Send(fd, server.port, replayed);
+    }
+    close(fd);
+  }
+
+  void Flood(int fd, const Server& server, std::mt19937& rng) {
+    Forge(fd, server, server.last.header.epoch + 1, rng() % 4, rng() % 2 == 0);
+  }
+
+  // The cells of the server's last UPDATE, poisoned, as (epoch, seq).
+  void Forge(int fd, const Server& server, uint32_t epoch, uint32_t seq, bool last) {
+    wire::Header h = server.last.header;
+    h.epoch = epoch;
+    h.seq = seq;
+    h.flags = last ? wire::kFlagLast : 0;
+    std::vector<wire::CellValue> cells(server.last.cells.begin(),
+                                       server.last.cells.begin() + h.slot_count);
+    for (wire::CellValue& cell : cells) cell.value = std::bit_cast<uint32_t>(1000.0f);
+    std::vector<uint8_t> bytes(wire::UpdateSize(cells));
+    if (wire::EncodeUpdate(h, cells, bytes) != bytes.size()) return;
+    std::copy(kForgedTag.begin(), kForgedTag.end(), bytes.end() - wire::kUpdateTagBytes);
+    Send(fd, server.port, bytes);
+  }
+
+  // One UDP datagram from 127.0.0.1:`from_port` (the kernel writes the IP
+  // header; checksum 0: none) to the switch.
+  void Send(int fd, uint16_t from_port, const std::vector<uint8_t>& payload) {
+    std::vector<uint8_t> datagram(8 + payload.size());
+    const uint16_t length = static_cast<uint16_t>(datagram.size());
+    const uint8_t header[8] = {static_cast<uint8_t>(from_port >> 8),
+                               static_cast<uint8_t>(from_port),
+                               static_cast<uint8_t>(switch_.port >> 8),
+                               static_cast<uint8_t>(switch_.port),
+                               static_cast<uint8_t>(length >> 8),
+                               static_cast<uint8_t>(length),
+                               0,
+                               0};
+    std::copy(std::begin(header), std::end(header), datagram.begin());
+    std::copy(payload.begin(), payload.end(), datagram.begin() + 8);
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_addr.s_addr = htonl(switch_.ipv4);
+    if (sendto(fd, datagram.data(), datagram.size(), 0, reinterpret_cast<const sockaddr*>(&to),
+               sizeof(to)) == static_cast<ssize_t>(datagram.size())) {
+      ++sent_;
+    }
+  }
+
+  const libra::UdpEndpoint switch_;
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> sent_{0};
+  std::atomic<uint64_t> seen_{0};
+  std::thread thread_;
+};
+
+// Issue 22 item 3: with the servers' addresses spoofed, forged UPDATEs got
+// through the switch to every worker and changed the model silently. Now
+// each worker drops every REPLICA whose tag does not verify under the job's
+// key (counted as forged_replicas) before it can take a real packet's place,
+// and the model is bit-identical to an undisturbed run.
+TEST_F(TrainJobTest, ForgedUpdatesFromTheServersAddressesLeaveTheModelBitIdentical) {
+  if (!UpdateForger::Available()) {
+    GTEST_SKIP() << "spoofing the servers' addresses needs a raw socket (root / CAP_NET_RAW)";
+  }
+  const std::string flags =
+      "--model lr --optimizer adagrad --lr 0.1 --epochs 1 --workers 3 --servers 2 --batch 200 "
+      "--sample 0.1 --capacity 0";
+  std::string fingerprints[2];
+  for (int forged = 0; forged < 2; ++forged) {
+    libra::test_support::SwitchdProcess sw;
+    nlohmann::json report;
+    uint64_t sent = 0, seen = 0;
+    {
+      std::unique_ptr<UpdateForger> forger;
+      if (forged) forger = std::make_unique<UpdateForger>(sw.data);
+      report = Train(flags + " --switch " + sw.data.ToString() + " --switch-control " + sw.control,
+                     forged ? "forged-updates.json" : "real-updates.json");
+      if (forger) {
+        sent = forger->sent();
+        seen = forger->updates_seen();
+      }
+    }
+    ASSERT_TRUE(HotPathRan(report));
+    fingerprints[forged] = report.value("model_fingerprint", "");
+    if (!forged) continue;
+    uint64_t dropped = 0;
+    for (const auto& node : report["nodes"]) {
+      if (node["role"] != "worker") continue;
+      // A worker whose hot path did not start has no sender.
+      const nlohmann::json sender = node["hot_path"].value("sender", nlohmann::json::object());
+      dropped += sender.value("forged_replicas", uint64_t{0});
+    }
+    std::cout << "forger: saw " << seen << " UPDATEs, sent " << sent
+              << " forged ones; the workers dropped " << dropped << " forged REPLICAs\n";
+    EXPECT_GT(seen, 0u);
+    EXPECT_GT(sent, 10 * seen);
+    // Forgeries reached the workers (each one the switch admitted reached
+    // all 3 while they ran; those sent after the job are not counted).
+    EXPECT_GT(dropped, 3 * seen);
   }
   EXPECT_FALSE(fingerprints[0].empty());
   EXPECT_EQ(fingerprints[0], fingerprints[1]);

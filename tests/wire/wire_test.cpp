@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 namespace libra::wire {
@@ -77,11 +78,11 @@ TEST(WireTest, AnUpdateTakesTheCellsThatFitItsSize) {
   const std::size_t fit = UpdateCellsThatFit(one_row);
   EXPECT_LE(UpdateSize(std::span<const CellValue>(one_row).first(fit)), kMaxMessageBytes);
   EXPECT_GT(UpdateSize(std::span<const CellValue>(one_row).first(fit + 1)), kMaxMessageBytes);
-  // A row each: 16 bytes a value.
+  // A row each: 16 bytes a value, in what the header and the tag leave.
   std::vector<CellValue> rows(100);
   for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = CellValue{0, std::uint32_t(i), 0};
-  EXPECT_EQ(UpdateCellsThatFit(rows),
-            (kMaxMessageBytes - kHeaderBytes) / (kRowBlockHeaderBytes + kValueBytes));
+  EXPECT_EQ(UpdateCellsThatFit(rows), (kMaxMessageBytes - kHeaderBytes - kUpdateTagBytes) /
+                                          (kRowBlockHeaderBytes + kValueBytes));
   EXPECT_EQ(UpdateCellsThatFit({}), 0u);
 }
 
@@ -112,8 +113,8 @@ TEST(WireTest, IsBigEndianOnTheWire) {
   std::vector<std::uint8_t> bytes(EncodedSize(1));
   ASSERT_EQ(Encode(header, {&slot, 1}, bytes), bytes.size());
   const std::vector<std::uint8_t> expected = {
-      3,    1,    0,    0,    0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0,    1,    0x01, 0x02,
-      0x03, 0x04, 0x0a, 0x0b, 0x0c, 0x0d, 0x80, 0x01, 0x23, 0x45, 0x3f, 0x80, 0x00, 0x00};
+      kVersion, 1,    0,    0,    0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0,    1,    0x01, 0x02,
+      0x03,     0x04, 0x0a, 0x0b, 0x0c, 0x0d, 0x80, 0x01, 0x23, 0x45, 0x3f, 0x80, 0x00, 0x00};
   EXPECT_EQ(bytes, expected);
 }
 
@@ -194,13 +195,16 @@ TEST(WireTest, AnUpdateIsRowBlocks) {
   const CellValue cells[] = {{0, 7, 0x3f800000}, {2, 7, 0x40000000}, {1, 9, 0x40400000}};
   std::vector<std::uint8_t> bytes(kMaxMessageBytes);
   Header header = HeaderOf(MessageType::kUpdate, 0, kFlagLast);
+  std::fill(bytes.begin(), bytes.end(), 0xee);
   const std::size_t size = EncodeUpdate(header, cells, bytes);
   ASSERT_EQ(size, UpdateSize(cells));
-  ASSERT_EQ(size, kHeaderBytes + 2 * kRowBlockHeaderBytes + 3 * kValueBytes);
+  ASSERT_EQ(size, kHeaderBytes + 2 * kRowBlockHeaderBytes + 3 * kValueBytes + kUpdateTagBytes);
+  ASSERT_EQ(UpdateTagAt(size), size - 16);
   const std::vector<std::uint8_t> payload(bytes.begin() + kHeaderBytes, bytes.begin() + size);
   const std::vector<std::uint8_t> expected = {
       0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 5, 0x3f, 0x80, 0, 0, 0x40, 0, 0, 0,  // row 7: arrays 0, 2
-      0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 2, 0x40, 0x40, 0, 0};                // row 9: array 1
+      0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 2, 0x40, 0x40, 0, 0,                 // row 9: array 1
+      0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,    0,    0, 0};                // the tag, unsigned
   EXPECT_EQ(payload, expected);
 
   Message message;
@@ -216,6 +220,21 @@ TEST(WireTest, AnUpdateIsRowBlocks) {
   SetType(bytes.data(), MessageType::kReplica);
   ASSERT_EQ(Decode({bytes.data(), size}, &message), DecodeError::kNone);
   EXPECT_EQ(message.cells[2].index, 9u);
+  // The tag is not the decoder's to check (the switch has no key).
+  bytes[UpdateTagAt(size)] = 0x5a;
+  EXPECT_EQ(Decode({bytes.data(), size}, &message), DecodeError::kNone);
+}
+
+TEST(WireTest, AnEmptyUpdateIsTheHeaderAndTheTag) {
+  std::vector<std::uint8_t> bytes(kMaxMessageBytes);
+  const std::size_t size = EncodeUpdate(HeaderOf(MessageType::kUpdate, 0, kFlagLast), {}, bytes);
+  EXPECT_EQ(size, kHeaderBytes + kUpdateTagBytes);
+  Message message;
+  EXPECT_EQ(Decode({bytes.data(), size}, &message), DecodeError::kNone);
+  EXPECT_EQ(message.header.slot_count, 0u);
+  // Without its tag an UPDATE is short, whatever its blocks say.
+  EXPECT_EQ(Decode({bytes.data(), kHeaderBytes}, &message), DecodeError::kTruncated);
+  EXPECT_EQ(Decode({bytes.data(), size - 1}, &message), DecodeError::kTruncated);
 }
 
 TEST(WireTest, UpdateCellsMustBeSortedByRowThenArray) {
@@ -229,12 +248,12 @@ TEST(WireTest, UpdateCellsMustBeSortedByRowThenArray) {
   EXPECT_EQ(EncodeUpdate(header, no_such_array, bytes), 0u);
   const std::vector<CellValue> too_many(kMaxUpdateValues + 1);
   EXPECT_EQ(EncodeUpdate(header, too_many, bytes), 0u);
-  // A full packet: a row holds at most 64 values, so two blocks take 122
-  // values (532 bytes) and not one more.
+  // A full packet: a row holds at most 64 values, so two blocks and the tag
+  // take 118 values (532 bytes) and not one more.
   std::vector<CellValue> full;
-  for (std::uint32_t i = 0; i < 122; ++i) full.push_back({i % 64, i / 64, i});
+  for (std::uint32_t i = 0; i < 118; ++i) full.push_back({i % 64, i / 64, i});
   EXPECT_EQ(EncodeUpdate(header, full, bytes), kMaxMessageBytes);
-  full.push_back({59, 1, 0});
+  full.push_back({55, 1, 0});
   EXPECT_EQ(EncodeUpdate(header, full, bytes), 0u);
   EXPECT_EQ(EncodeUpdate(HeaderOf(MessageType::kData, 0), full, bytes), 0u);
 }

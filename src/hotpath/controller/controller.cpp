@@ -195,6 +195,9 @@ Install Controller::Decide() {
     job_ = job;
     installed_ = true;
     install.enabled = true;
+    // The switch job above holds no key: only the hosts can tell a server's
+    // UPDATE from a forged one.
+    install.update_key = NewUpdateKey();
     // Kept with a checkpointed job's checkpoints (a resumed job reads it back
     // and does not write it again: its first epoch is the resumed one).
     if (!config_.save_install_path.empty() && !saved &&

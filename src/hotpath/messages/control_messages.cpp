@@ -91,6 +91,7 @@ std::string Encode(const Install& install) {
   }
   w.Put<uint64_t>(install.owners.size());
   for (uint32_t owner : install.owners) w.PutVarint(owner);
+  w.PutArray(std::span<const uint8_t>(install.update_key.bytes));
   return w.Take();
 }
 
@@ -144,7 +145,9 @@ std::optional<Install> DecodeInstall(const std::string& body) {
   for (uint32_t& owner : install.owners) {
     if (!r.GetVarint32(&owner)) return std::nullopt;
   }
-  if (!r.AtEnd()) return std::nullopt;
+  if (!r.GetArray(std::span<uint8_t>(install.update_key.bytes)) || !r.AtEnd()) {
+    return std::nullopt;
+  }
   // Checked before HotSet allocates a table over the whole layout.
   if (layout.capacity() > libra::hot::kMaxReadLayoutCells) return std::nullopt;
   if (placement != static_cast<uint32_t>(libra::hot::PlacementKind::kHeat) &&
@@ -186,7 +189,9 @@ bool WriteInstallFile(const std::string& path, const Install& install) {
   const std::string temporary = path + ".tmp";
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    const std::string body = Encode(install);
+    Install without_key = install;
+    without_key.update_key = UpdateKey{};
+    const std::string body = Encode(without_key);
     out.write(body.data(), static_cast<std::streamsize>(body.size()));
     out.flush();
     if (!out) return false;

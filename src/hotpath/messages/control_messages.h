@@ -5,8 +5,9 @@
 //           the node will use, and (workers, sampling mode) the keys it
 //           counted and the largest gradient magnitude it saw.
 //   INSTALL controller -> node (the response to JOIN): the hot set with its
-//           placement, the epoch at which the hot path starts, or the reason
-//           the job stays on the plain parameter server.
+//           placement, the epoch at which the hot path starts and the job's
+//           UPDATE key, or the reason the job stays on the plain parameter
+//           server.
 //   REPAIR  worker -> servers: published hot values a replica lacks.
 //   SWITCH_DOWN node -> controller, then controller -> every node: the
 //           switch stopped answering; the hot keys go through the servers
@@ -37,6 +38,7 @@
 #include <vector>
 
 #include "hot/hot_set.h"
+#include "hotpath/messages/update_auth.h"
 #include "ps/range.h"
 #include "wire/switch_job.h"
 
@@ -71,6 +73,10 @@ struct Install {
   // The server rank that owns each hot key (as the workers' slicer routes
   // it); empty means the default key ranges.
   std::vector<uint32_t> owners;
+  // The secret that signs UPDATEs (update_auth.h): drawn by the controller
+  // for each job, sent to the servers and workers only (never the switch),
+  // and not kept in an INSTALL file.
+  UpdateKey update_key;
 };
 
 // REPAIR worker -> servers: the values of these hot keys as of `epoch` (a
@@ -133,7 +139,8 @@ std::string Encode(const Repair& repair);
 std::optional<Repair> DecodeRepair(const std::string& body);
 // An INSTALL kept in a file (LIBRA_SAVE_INSTALL / LIBRA_INSTALL_FILE):
 // written to a temporary file and renamed, so a reader never sees half of
-// one; nullopt when the file is missing or not an INSTALL.
+// one; nullopt when the file is missing or not an INSTALL. The file holds
+// no key (all zero): a job resumed from it draws a new one.
 bool WriteInstallFile(const std::string& path, const Install& install);
 std::optional<Install> ReadInstallFile(const std::string& path);
 

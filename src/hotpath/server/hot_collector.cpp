@@ -730,6 +730,9 @@ void HotCollector::PublishUpdate(std::uint32_t epoch, std::span<const hot::Key> 
     packets.push_back(empty);
   }
   packets.back().SetFlags(wire::kFlagLast);
+  for (EncodedPacket& packet : packets) {
+    SignUpdate(impl.options.update_key, std::span(packet.bytes.data(), packet.length));
+  }
   {
     std::lock_guard lock(impl.mutex);
     for (const EncodedPacket& packet : packets) {

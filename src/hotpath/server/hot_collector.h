@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "hot/hot_set.h"
+#include "hotpath/messages/update_auth.h"
 #include "hotpath/node/hot_path_options.h"
 #include "wire/switch_job.h"
 
@@ -61,6 +62,8 @@ struct HotCollectorOptions {
   // wrote (AddWrittenKeys), then read only their cells, packed as DATA is;
   // once it has passed, read every cell. 0: never wait, read every cell.
   std::chrono::milliseconds written_keys_grace{0};
+  // Signs every UPDATE (update_auth.h): the workers take only what verifies.
+  UpdateKey update_key;
 };
 
 // One epoch's aggregate of this server's hot keys that some worker pushed

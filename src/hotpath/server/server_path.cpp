@@ -141,6 +141,7 @@ class ServerPathImpl final : public ps::ServerHotPath {
     options.first_epoch = first_epoch;
     options.collect_by_row = true;
     options.written_keys_grace = kWrittenKeysGrace;
+    options.update_key = install_.update_key;
     std::vector<libra::hot::Key> owned(owned_keys_.begin(), owned_keys_.end());
     collector_ = std::make_unique<libra::hotpath::HotCollector>(
         install_.hot_set, owned, options,

@@ -102,7 +102,7 @@ struct HotSender::Impl {
   void Run();
   void HandleDatagram(std::span<const std::uint8_t> bytes);
   void HandleAck(const wire::Header& ack);
-  void HandleReplica(const wire::Message& message);
+  void HandleReplica(std::span<const std::uint8_t> bytes, const wire::Message& message);
   void Progress(Clock::time_point now, net::SendQueue& out);
   bool CanStart(const PushEpoch& epoch) const;
   void SendData(PushEpoch& epoch, Clock::time_point now, net::SendQueue& out);
@@ -230,7 +230,7 @@ void HotSender::Impl::HandleDatagram(std::span<const std::uint8_t> bytes) {
       HandleAck(message.header);
       return;
     case wire::MessageType::kReplica:
-      HandleReplica(message);
+      HandleReplica(bytes, message);
       return;
     case wire::MessageType::kProbeReply:
       if (message.header.node_id != options.worker_id) break;
@@ -284,7 +284,15 @@ void HotSender::Impl::HandleAck(const wire::Header& ack) {
   }
 }
 
-void HotSender::Impl::HandleReplica(const wire::Message& message) {
+void HotSender::Impl::HandleReplica(std::span<const std::uint8_t> bytes,
+                                    const wire::Message& message) {
+  // Before the replica sees it: a forged packet with a real one's (server,
+  // epoch, seq) must not take that place in the stream, or the real one
+  // would then be ignored as a duplicate.
+  if (!VerifyUpdate(options.update_key, bytes)) {
+    ++counters.forged_replicas;
+    return;
+  }
   ++counters.replica_packets;
   const HotReplica::ApplyResult result =
       replica.Apply(message.header, std::span(message.cells.data(), message.header.slot_count));

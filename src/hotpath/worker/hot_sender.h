@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "hot/hot_set.h"
+#include "hotpath/messages/update_auth.h"
 #include "hotpath/node/hot_path_options.h"
 #include "wire/switch_job.h"
 
@@ -65,6 +66,9 @@ struct HotSenderOptions {
   // The first epoch the servers publish (every value; later epochs only the
   // changed ones).
   std::uint32_t first_epoch = 0;
+  // The key the servers sign their UPDATEs with: a REPLICA whose tag does
+  // not verify under it is dropped before any of it is used.
+  UpdateKey update_key;
 };
 
 // Epoch `epoch` of the replica lacks the values of `keys` (a lost REPLICA).
@@ -88,8 +92,12 @@ struct HotSenderCounters {
   std::uint64_t packets_received = 0;
   std::uint64_t bytes_received = 0;
   std::uint64_t acks = 0;
-  std::uint64_t duplicate_acks = 0;  // ACKs of packets already ACKed, or flagged DUPLICATE
-  std::uint64_t replica_packets = 0;
+  std::uint64_t duplicate_acks = 0;   // ACKs of packets already ACKed, or flagged DUPLICATE
+  std::uint64_t replica_packets = 0;  // REPLICAs of this job that verified
+  // REPLICAs of this job whose tag did not verify (forged, or changed on
+  // the way): dropped unread, so they neither move the replica nor count as
+  // one of its stream's packets.
+  std::uint64_t forged_replicas = 0;
   std::uint64_t replica_values = 0;  // cells that moved the replica forward
   std::uint64_t replica_epochs = 0;  // (server, epoch) UPDATE streams completed
   std::uint64_t stale_replica_values = 0;

@@ -249,6 +249,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     sender_options_.switch_address = Config().switch_data;
     sender_options_.local = join.address;
     sender_options_.key_owners.assign(key_owners_.begin(), key_owners_.end());
+    sender_options_.update_key = install.update_key;
     key_position_ = libra::hotpath::OwnedKeyPositions(*hot_set_, key_owners_, &keys_of_server_);
     StartSender(install.job_id, install.first_epoch, 0);
     LOG(INFO) << "libra: worker " << join.rank << " on the hot path from epoch "
@@ -719,6 +720,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
                      {"packets_received", c.packets_received},
                      {"bytes_received", c.bytes_received},
                      {"replica_packets", c.replica_packets},
+                     {"forged_replicas", c.forged_replicas},
                      {"replica_gaps", c.replica_gaps},
                      {"fast_retransmissions", c.fast_retransmissions},
                      {"replica_holes_by_order", c.replica_holes_by_order},

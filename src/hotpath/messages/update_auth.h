@@ -1,0 +1,47 @@
+// The end-to-end authentication of the values a server publishes.
+//
+// The switch replicates a server's UPDATE to every worker as REPLICA and
+// cannot tell a forged one (the real server's source address spoofed) from
+// the real one. So the hosts check it: each UPDATE ends with a tag
+// (wire.h: kUpdateTagBytes at UpdateTagAt), a MAC under a secret key the
+// controller draws per job and hands to the servers and the workers with the
+// INSTALL; the switch never has it. The MAC is keyed BLAKE2b (libsodium's
+// crypto_generichash) with a 16-byte output, over every byte before the tag,
+// which holds the job id, the server, the epoch, the packet's number, the
+// LAST flag and the values: a packet of another job, server, epoch or
+// place in the stream, or with one value changed, does not verify. Two
+// things are left out on purpose: the type byte, read as UPDATE (the switch
+// rewrites it to REPLICA), and the RETRANSMISSION flag (a server sets it in
+// place on a resend). A replay of a real packet as it was is a duplicate the
+// replica ignores (it holds that epoch's values already); moved to another
+// epoch or seq it no longer verifies.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace libra::hotpath {
+
+// A job's key. All zero until the controller draws one; a server and a
+// worker built without one (tests) both use that and agree.
+struct UpdateKey {
+  static constexpr std::size_t kBytes = 32;
+  std::array<std::uint8_t, kBytes> bytes{};
+  bool operator==(const UpdateKey&) const = default;
+};
+
+// kBytes from the operating system's random source (randombytes_buf).
+UpdateKey NewUpdateKey();
+
+// Writes the tag of an encoded UPDATE or REPLICA (`message`, its whole
+// length, at least kHeaderBytes + kUpdateTagBytes: what wire::EncodeUpdate
+// wrote). Sign after the last change to the header (the LAST flag).
+void SignUpdate(const UpdateKey& key, std::span<std::uint8_t> message);
+
+// Whether the tag of `message` (an UPDATE or REPLICA that wire::Decode
+// accepted) is the MAC of the rest under `key`; compared in constant time.
+bool VerifyUpdate(const UpdateKey& key, std::span<const std::uint8_t> message);
+
+}  // namespace libra::hotpath
