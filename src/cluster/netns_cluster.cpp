@@ -200,8 +200,10 @@ void NetnsCluster::ShapeArrivals(size_t host, const std::string& device, const L
   RunOrThrow({"ip", "-n", ns, "link", "set", "ifb0", "up"});
   RunOrThrow({"ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", device, "handle",
               "ffff:", "ingress"});
-  RunOrThrow({"ip", "netns", "exec", ns, "tc", "filter", "add", "dev", device, "parent",
-              "ffff:", "matchall", "action", "mirred", "egress", "redirect", "dev", "ifb0"});
+  // u32 matching every packet: not every kernel has cls_matchall.
+  RunOrThrow({"ip",   "netns",  "exec",   ns,         "tc",     "filter",   "add",   "dev",
+              device, "parent", "ffff:",  "protocol", "all",    "u32",      "match", "u32",
+              "0",    "0",      "action", "mirred",   "egress", "redirect", "dev",   "ifb0"});
   Shape(ns, "ifb0", shape);
 }
 
