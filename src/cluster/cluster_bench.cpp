@@ -178,6 +178,7 @@ int RunClusterBench(const ClusterBenchOptions& options, const std::string& self)
                 {"rate_mbit", options.rate_mbit},
                 {"capacity", options.capacity},
                 {"loss_percent", options.loss_percent},
+                {"dataplane", options.dataplane},
                 {"seed", options.seed},
                 {"cores", sysconf(_SC_NPROCESSORS_ONLN)}}},
               {"configurations", json::array()}};
@@ -233,6 +234,7 @@ int RunClusterBench(const ClusterBenchOptions& options, const std::string& self)
             where.loss_percent = options.loss_percent;
             where.run_timeout_s = options.run_timeout_s;
             where.verbose = options.verbose;
+            where.dataplane = options.dataplane;
             ClusterJob job{config, "", plan.iterations_per_epoch * config.epochs, tag + "-plain"};
             job.config.json_path =
                 fs::absolute(fs::path(options.out_dir) / (job.tag + ".json")).string();

@@ -53,7 +53,10 @@ struct ClusterBenchOptions {
   // is; a number: that many switch cells, forced.
   std::string capacity = "auto";
   double loss_percent = 0;  // on every host's outgoing packets
-  double target_loss = 0;   // held-out log loss to reach; 0: the plain run's final loss + 1e-4
+  // The switch's back end (ClusterRunOptions::dataplane); with "xdp" the
+  // plain runs take the same links (LinkShape::xdp_switch) as the Libra ones.
+  std::string dataplane = "model";
+  double target_loss = 0;  // held-out log loss to reach; 0: the plain run's final loss + 1e-4
   double run_timeout_s = 600;
   uint64_t seed = 1;
   bool verbose = false;  // echo the nodes' output

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -10,7 +11,9 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <sstream>
+#include <thread>
 #include <vector>
 
 #include "cluster/netns_cluster.h"
@@ -76,6 +79,7 @@ json RunOnCluster(const ClusterJob& job, const ClusterRunOptions& options,
   LinkShape shape;
   shape.rate_mbit = options.rate_mbit;
   shape.loss_percent = options.loss_percent;
+  shape.xdp_switch = options.dataplane == "xdp";
   // The scheduler only coordinates (and sends the hot set once): its link
   // is left at full speed so that it cannot hold up either run.
   NetnsCluster cluster(hosts, shape, {0});
@@ -85,13 +89,28 @@ json RunOnCluster(const ClusterJob& job, const ClusterRunOptions& options,
                                             {"DMLC_PS_ROOT_URI", cluster.host_address(0)},
                                             {"DMLC_PS_ROOT_PORT", std::to_string(kRootPort)}};
   std::unique_ptr<train::LocalSwitchd> switchd;
-  if (!job.hot_set_path.empty()) {
-    train::LocalSwitchdOptions where;
+  train::LocalSwitchdOptions where;
+  if (!job.hot_set_path.empty() || job.sample) {
     where.command_prefix = NetnsCluster::ExecIn(cluster.switch_namespace());
     where.host = cluster.switch_address();
     where.echo = options.verbose;
+    where.flags = {"--dataplane", options.dataplane};
+    if (options.dataplane == "xdp") {
+      for (size_t i = 0; i < hosts.size(); ++i) {
+        where.flags.insert(where.flags.end(), {"--interface", NetnsCluster::switch_port(i)});
+      }
+    }
+    const std::vector<std::string> plain_flags = where.flags;
+    where.flags.insert(where.flags.end(), options.switchd_flags.begin(),
+                       options.switchd_flags.end());
     switchd = std::make_unique<train::LocalSwitchd>(self, where);
-    train::LibraOptions libra;
+    // A switch started again takes the same ports and no failure injection.
+    where.flags = plain_flags;
+    where.data_port =
+        std::stoi(switchd->data_address().substr(switchd->data_address().rfind(':') + 1));
+    where.control_port =
+        std::stoi(switchd->control_address().substr(switchd->control_address().rfind(':') + 1));
+    train::LibraOptions libra = c.libra;
     libra.hot_set_path = job.hot_set_path;
     for (const auto& [k, v] : train::LibraEnvironment(
              libra, switchd->data_address(), switchd->control_address(), job.pushes_per_worker)) {
@@ -121,11 +140,46 @@ json RunOnCluster(const ClusterJob& job, const ClusterRunOptions& options,
   run.output = options.verbose ? &std::cout : &log;
   std::vector<ProcessUsage> usage;
   const auto start = Clock::now();
+  // Watches the switch while the job runs, and starts it again if it ends.
+  // The thread lives until the switch is stopped: a switch it started dies
+  // with it (PR_SET_PDEATHSIG is per thread).
+  std::mutex switch_mutex;
+  std::atomic<bool> job_done{false}, switch_stopped{false};
+  int restarts = 0;
+  std::string restart_error;
+  std::thread watcher;
+  if (switchd && options.restart_switch) {
+    watcher = std::thread([&] {
+      while (!switch_stopped.load()) {
+        {
+          std::lock_guard<std::mutex> lock(switch_mutex);
+          if (!job_done.load() && restart_error.empty() && switchd->Exited()) {
+            try {
+              switchd = std::make_unique<train::LocalSwitchd>(self, where);
+              ++restarts;
+            } catch (const std::exception& e) {
+              restart_error = e.what();
+            }
+          }
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      std::lock_guard<std::mutex> lock(switch_mutex);
+      switchd.reset();
+    });
+  }
   const int status = RunProcesses(processes, run, &usage);
   const double wall = SecondsSince(start);
+  job_done = true;
+  std::unique_lock<std::mutex> switch_lock(switch_mutex);
 
   json result{
       {"status", status}, {"wall_seconds", wall}, {"switch_namespace", cluster.switch_namespace()}};
+  if (switchd) {
+    result["dataplane"] = switchd->dataplane();
+    result["switch_restarts"] = restarts;
+    if (!restart_error.empty()) result["switch_restart_error"] = restart_error;
+  }
   json cpu = json::array();
   for (const ProcessUsage& u : usage) {
     cpu.push_back(
@@ -140,6 +194,9 @@ json RunOnCluster(const ClusterJob& job, const ClusterRunOptions& options,
     cpu.push_back({{"process", "switchd"}, {"cpu_seconds", used}, {"cpu_share", used / wall}});
     switchd->Stop();
   }
+  switch_lock.unlock();
+  switch_stopped = true;
+  if (watcher.joinable()) watcher.join();
   result["cpu"] = cpu;
   json links = json::array();
   for (size_t i = 0; i < hosts.size(); ++i) {

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "train/train_job.h"
 
@@ -17,9 +18,12 @@ namespace libra::cluster {
 
 struct ClusterJob {
   train::TrainJobConfig config;  // json_path: where worker 0 writes its report
-  std::string hot_set_path;      // "" : plain parameter server
+  // The hot set's file; "": plain parameter server, unless `sample` (then
+  // the workers sample the hot set as config.libra says).
+  std::string hot_set_path;
   uint64_t pushes_per_worker = 0;
   std::string tag;  // the run's log file: out_dir/tag.log
+  bool sample = false;
 };
 
 struct ClusterRunOptions {
@@ -28,14 +32,22 @@ struct ClusterRunOptions {
   double loss_percent = 0;
   double run_timeout_s = 600;
   bool verbose = false;  // echo the nodes' output instead of logging it
+  // The switch's back end: "model" or "xdp" (the XDP program attached to
+  // every host's port in the switch's namespace, links set up for it:
+  // LinkShape::xdp_switch).
+  std::string dataplane = "model";
+  std::vector<std::string> switchd_flags;  // more switchd flags, e.g. --die-at-epoch 40
+  // When the switch process ends during the run, start one again in its
+  // place (its ports, without switchd_flags), as an operator would.
+  bool restart_switch = false;
 };
 
 // Runs `job` on a cluster built for it and removed afterwards. Returns its
 // measurements: status, wall_seconds, cpu (per process, switchd included),
 // links (bytes and shaper drops per host), switch (its counters, Libra
-// only) and, from worker 0's report, train_seconds, samples_per_second,
-// epochs, final, model_fingerprint and hot_overlap; "error" says what failed.
-// Status 130 means the run was interrupted (Ctrl-C).
+// only; dataplane: the back end that ran, switch_restarts) and, from worker 0's report,
+// train_seconds, samples_per_second, epochs, final, model_fingerprint and hot_overlap; "error" says
+// what failed. Status 130 means the run was interrupted (Ctrl-C).
 nlohmann::json RunOnCluster(const ClusterJob& job, const ClusterRunOptions& options,
                             const std::string& self);
 

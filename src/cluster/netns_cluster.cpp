@@ -137,7 +137,7 @@ void NetnsCluster::Create(const LinkShape& shape, const std::vector<size_t>& uns
   RunOrThrow({"ip", "-n", switch_ns_, "link", "set", "lo", "up"});
   for (size_t i = 0; i < hosts_.size(); ++i) {
     const std::string ns = host_namespace(i);
-    const std::string port = "p" + std::to_string(i);
+    const std::string port = switch_port(i);
     RunOrThrow({"ip", "netns", "add", ns});
     created_.push_back(ns);
     RunOrThrow({"ip", "link", "add", "name", "eth0", "netns", ns, "type", "veth", "peer", "name",
@@ -147,9 +147,23 @@ void NetnsCluster::Create(const LinkShape& shape, const std::vector<size_t>& uns
     RunOrThrow({"ip", "-n", ns, "addr", "add", host_address(i) + "/24", "dev", "eth0"});
     RunOrThrow({"ip", "-n", ns, "link", "set", "eth0", "up"});
     RunOrThrow({"ip", "-n", ns, "link", "set", "lo", "up"});
+    if (shape.xdp_switch) {
+#if defined(LIBRA_XDP_PASS_OBJECT)
+      RunOrThrow({"ip", "-n", ns, "link", "set", "dev", "eth0", "xdpdrv", "obj",
+                  LIBRA_XDP_PASS_OBJECT, "sec", "xdp"});
+#else
+      throw std::runtime_error(
+          "netns cluster: this build has no XDP programs (needs clang, "
+          "bpftool and libbpf-dev)");
+#endif
+    }
     if (std::find(unshaped.begin(), unshaped.end(), i) != unshaped.end()) continue;
     Shape(ns, "eth0", shape);
-    Shape(switch_ns_, port, shape);
+    if (shape.xdp_switch) {
+      ShapeArrivals(i, "eth0", shape);
+    } else {
+      Shape(switch_ns_, port, shape);
+    }
     if (shape.loss_percent > 0) {
       // Loss on what the host sends (tc netem is not in every kernel;
       // nftables' random number generator is).
@@ -177,6 +191,22 @@ void NetnsCluster::Shape(const std::string& ns, const std::string& device, const
               std::to_string(limit)});
 }
 
+void NetnsCluster::ShapeArrivals(size_t host, const std::string& device, const LinkShape& shape) {
+  if (shape.rate_mbit <= 0) return;
+  const std::string ns = host_namespace(host);
+  download_at_host_.resize(hosts_.size());
+  download_at_host_[host] = true;
+  RunOrThrow({"ip", "-n", ns, "link", "add", "ifb0", "type", "ifb"});
+  RunOrThrow({"ip", "-n", ns, "link", "set", "ifb0", "up"});
+  RunOrThrow({"ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", device, "handle",
+              "ffff:", "ingress"});
+  // u32 matching every packet: not every kernel has cls_matchall.
+  RunOrThrow({"ip",   "netns",  "exec",   ns,         "tc",     "filter",   "add",   "dev",
+              device, "parent", "ffff:",  "protocol", "all",    "u32",      "match", "u32",
+              "0",    "0",      "action", "mirred",   "egress", "redirect", "dev",   "ifb0"});
+  Shape(ns, "ifb0", shape);
+}
+
 void NetnsCluster::Destroy() {
   // Removing a namespace removes its veth ends, and with them their peers.
   for (auto it = created_.rbegin(); it != created_.rend(); ++it) {
@@ -190,7 +220,7 @@ void NetnsCluster::Destroy() {
 }
 
 LinkCounters NetnsCluster::Counters(size_t host) const {
-  const std::string port = "p" + std::to_string(host);
+  const std::string port = switch_port(host);
   const auto info = nlohmann::json::parse(
       RunOrThrow({"ip", "-n", switch_ns_, "-j", "-s", "link", "show", "dev", port}));
   const auto& stats = info.at(0).at("stats64");
@@ -201,7 +231,9 @@ LinkCounters NetnsCluster::Counters(size_t host) const {
   c.bytes_to_host = stats.at("tx").at("bytes").get<uint64_t>();
   c.packets_to_host = stats.at("tx").at("packets").get<uint64_t>();
   c.drops_from_host = ShaperDrops(host_namespace(host), "eth0");
-  c.drops_to_host = ShaperDrops(switch_ns_, port);
+  c.drops_to_host = host < download_at_host_.size() && download_at_host_[host]
+                        ? ShaperDrops(host_namespace(host), "ifb0")
+                        : ShaperDrops(switch_ns_, port);
   return c;
 }
 

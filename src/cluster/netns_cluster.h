@@ -26,6 +26,14 @@ struct LinkShape {
   // queueing delay for everything behind them.
   double queue_ms = 200;
   double loss_percent = 0;  // random loss on each host's outgoing packets
+  // The switch answers from an XDP program on its ports (switchd
+  // --dataplane xdp). Its XDP_TX frames skip the port's qdisc and reach a
+  // veth peer only when that peer has NAPI on, so each host's end gets an
+  // XDP program that passes everything (src/xdp/xdp_pass.bpf.c, which
+  // turns NAPI on) and its download is shaped on arrival at the host (tc
+  // ingress redirected to an ifb device with the tbf) instead of on the
+  // switch's port. Throws in a build without the BPF toolchain.
+  bool xdp_switch = false;
 };
 
 // Bytes and packets through one host's link, as counted at the switch's end.
@@ -57,6 +65,8 @@ class NetnsCluster {
   std::string host_address(size_t i) const;
   const std::string& switch_namespace() const { return switch_ns_; }
   std::string switch_address() const;
+  // The switch's end of host i's link, in the switch's namespace.
+  static std::string switch_port(size_t i) { return "p" + std::to_string(i); }
 
   // The argv prefix that runs a command in a namespace: ip netns exec NS.
   static std::vector<std::string> ExecIn(const std::string& ns);
@@ -75,13 +85,16 @@ class NetnsCluster {
  private:
   void Create(const LinkShape& shape, const std::vector<size_t>& unshaped);
   void Shape(const std::string& ns, const std::string& device, const LinkShape& shape);
+  // Shapes what `device` receives: redirected to an ifb device shaped as Shape.
+  void ShapeArrivals(size_t host, const std::string& device, const LinkShape& shape);
   void Destroy();
   static uint64_t ShaperDrops(const std::string& ns, const std::string& device);
 
   std::vector<std::string> hosts_;
   std::string prefix_;  // "libra-<pid>-"
   std::string switch_ns_;
-  std::vector<std::string> created_;  // namespaces to remove
+  std::vector<bool> download_at_host_;  // per host: its download's shaper is its ifb0
+  std::vector<std::string> created_;    // namespaces to remove
 };
 
 // Runs argv (no shell). Returns its stdout; throws std::runtime_error with

@@ -7,6 +7,9 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "dataplane/counters.h"
 #include "dataplane/output_batch.h"
@@ -33,6 +36,9 @@ class SwitchBackend {
   virtual const PipelineProfile& profile() const = 0;
   // A snapshot (the XDP back end sums per-CPU counters).
   virtual ProgramCounters Counters() const = 0;
+  // What only this back end counts, by name (the XDP program's upcalls,
+  // for one); none for the model.
+  virtual std::vector<std::pair<std::string, std::uint64_t>> BackendCounters() const { return {}; }
   // Runs one packet from `source` through the program; replies are appended
   // to `out`.
   virtual void Process(std::span<const std::uint8_t> packet, const UdpEndpoint& source,

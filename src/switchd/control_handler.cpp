@@ -86,7 +86,10 @@ json CountersToJson(const dataplane::SwitchBackend& program, const IoCounters& i
         counters.events[i];
   }
   const SwitchJob* job = program.job();
+  json backend = json::object();
+  for (const auto& [name, value] : program.BackendCounters()) backend[name] = value;
   return json{{"profile", program.profile().name},
+              {"backend", backend},
               {"job_id", job ? json(job->job_id) : json(nullptr)},
               {"drops", drops},
               {"drops_total", counters.TotalDrops()},

@@ -47,11 +47,10 @@ struct SwitchDaemon::Impl {
 #if defined(LIBRA_HAVE_XDP)
     if (options.interfaces.empty()) {
       error = "no --interface to attach to";
-    } else if (options.drop_rate > 0 || options.die_at_epoch >= 0) {
-      error =
-          "--drop-rate and --die-at-epoch act on packets switchd reads, and XDP answers "
-          "most of them in the kernel";
     } else if (auto loaded = xdp::XdpProgram::Load(options.profile, socket.local(), &error)) {
+      // The program itself drops and dies (xdp_program.h); the upcalls it
+      // passes have been through its ingress loss already.
+      loaded->SetFailureInjection(options.drop_rate, options.die_at_epoch);
       bool attached = true;
       for (const std::string& interface : options.interfaces) {
         attached = attached && loaded->Attach(interface, &error);
@@ -96,7 +95,7 @@ struct SwitchDaemon::Impl {
       io.datagrams_received += n;
       outputs.Clear();
       for (std::size_t i = 0; i < n; ++i) {
-        if (ingress_loss.ShouldDrop()) [[unlikely]] {
+        if (!xdp_runs() && ingress_loss.ShouldDrop()) [[unlikely]] {
           ++io.ingress_loss_injected;
           continue;
         }
@@ -126,6 +125,26 @@ struct SwitchDaemon::Impl {
     return true;
   }
 
+  bool xdp_runs() const {
+#if defined(LIBRA_HAVE_XDP)
+    return xdp != nullptr;
+#else
+    return false;
+#endif
+  }
+
+  // The loss the XDP program injected, in the counters switchd reports
+  // (ingress: all of it; egress: with switchd's own, on the fan-out).
+  void FoldXdpLoss() {
+#if defined(LIBRA_HAVE_XDP)
+    if (xdp == nullptr) return;
+    const xdp::XdpCounters c = xdp->xdp_counters();
+    io.ingress_loss_injected = c.ingress_loss_injected;
+    io.egress_loss_injected += c.egress_loss_injected - xdp_egress_loss_folded;
+    xdp_egress_loss_folded = c.egress_loss_injected;
+#endif
+  }
+
   void ServeControl() {
     zmq::message_t request;
     while (control.recv(request, zmq::recv_flags::dontwait)) {
@@ -137,6 +156,7 @@ struct SwitchDaemon::Impl {
         (void)control.recv(rest, zmq::recv_flags::none);
         more = rest.more();
       }
+      FoldXdpLoss();
       const std::string text = ServeControlRequest(request.to_string_view(), frames, backend(), io);
       control.send(zmq::buffer(text), zmq::send_flags::none);
     }
@@ -156,6 +176,7 @@ struct SwitchDaemon::Impl {
   IoCounters io;
 #if defined(LIBRA_HAVE_XDP)
   std::unique_ptr<xdp::XdpProgram> xdp;  // set: the XDP back end runs, not `program`
+  std::uint64_t xdp_egress_loss_folded = 0;
 #endif
 };
 

@@ -41,10 +41,12 @@ LocalSwitchd::LocalSwitchd(const std::string& self, const LocalSwitchdOptions& o
     : echo_output_(options.echo) {
   std::vector<std::string> args = options.command_prefix;
   for (const std::string& a :
-       {self, std::string("switchd"), std::string("--listen"), options.host + ":0",
-        std::string("--control"), options.host + ":0"}) {
+       {self, std::string("switchd"), std::string("--listen"),
+        options.host + ":" + std::to_string(options.data_port), std::string("--control"),
+        options.host + ":" + std::to_string(options.control_port)}) {
     args.push_back(a);
   }
+  args.insert(args.end(), options.flags.begin(), options.flags.end());
   int fds[2];
   if (pipe(fds) != 0) throw std::runtime_error(std::string("switchd: pipe: ") + strerror(errno));
   const pid_t parent = getpid();
@@ -97,6 +99,7 @@ LocalSwitchd::LocalSwitchd(const std::string& self, const LocalSwitchdOptions& o
   // The control address as the LIBRA_* contract spells it: "IP:PORT".
   control_address_ = first["control"].get<std::string>();
   if (control_address_.starts_with("tcp://")) control_address_.erase(0, 6);
+  dataplane_ = first.value("dataplane", "model");
   // The announcement shows where the job's switch is; then whatever followed.
   if (echo_output_) {
     WritePrefixed(output.substr(0, newline));
@@ -126,6 +129,15 @@ void LocalSwitchd::Echo() {
     partial.erase(0, start);
   }
   if (!partial.empty() && echo_output_) WritePrefixed(partial);
+}
+
+bool LocalSwitchd::Exited() {
+  if (pid_ <= 0) return true;
+  int status = 0;
+  if (waitpid(pid_, &status, WNOHANG) != pid_) return false;
+  status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  pid_ = -1;
+  return true;
 }
 
 int LocalSwitchd::Stop() {

@@ -20,7 +20,13 @@ struct LocalSwitchdOptions {
   // network namespace.
   std::vector<std::string> command_prefix;
   std::string host = "127.0.0.1";  // the address it listens on
-  bool echo = true;                // false: its further output is dropped
+  // Its ports; 0: the kernel picks (a switch started again in place of a
+  // dead one names the dead one's).
+  int data_port = 0;
+  int control_port = 0;
+  bool echo = true;  // false: its further output is dropped
+  // More `libra switchd` flags, e.g. {"--dataplane", "xdp", "--interface", "p0"}.
+  std::vector<std::string> flags;
 };
 
 class LocalSwitchd {
@@ -42,6 +48,13 @@ class LocalSwitchd {
   // Its process id while it runs (-1 after Stop).
   pid_t pid() const { return pid_; }
 
+  // The back end it announced it runs ("model" or "xdp").
+  const std::string& dataplane() const { return dataplane_; }
+
+  // True once the process has ended (killed, or exited by itself); its
+  // status is then what Stop() returns.
+  bool Exited();
+
  private:
   void Echo();
 
@@ -50,6 +63,7 @@ class LocalSwitchd {
   int out_fd_ = -1;
   std::string data_address_;
   std::string control_address_;
+  std::string dataplane_;
   std::thread echo_;
   int status_ = 0;
 };

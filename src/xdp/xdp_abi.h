@@ -52,6 +52,14 @@ struct libra_xdp_job {
   libra_u32 slots_per_packet;
   libra_u32 switch_ipv4; /* the switch's address (network order); 0: any */
   libra_u32 switch_port; /* UDP port the switch answers on (network order) */
+  /* Failure injection (switchd --drop-rate, --die-at-epoch), kept across
+   * jobs: a packet for the switch is dropped on arrival, and an answer
+   * instead of being sent, when bpf_get_prandom_u32() is below
+   * loss_threshold (2^32: every one; 0: none); a DATA packet of epoch
+   * die_epoch_plus_one - 1 goes up to switchd (0: none), which kills itself. */
+  libra_u32 die_epoch_plus_one;
+  libra_u32 reserved;
+  libra_u64 loss_threshold;
 };
 
 /* The peer table's key (source IPv4 and port, network order) and value. */
@@ -127,6 +135,10 @@ struct libra_xdp_leading_one {
 #define LIBRA_XDP_UPCALLS LIBRA_XDP_EVENT(LIBRA_XDP_EVENT_COUNT + 0)
 #define LIBRA_XDP_NOT_SWITCH_TRAFFIC LIBRA_XDP_EVENT(LIBRA_XDP_EVENT_COUNT + 1)
 #define LIBRA_XDP_CAS_EXHAUSTED LIBRA_XDP_EVENT(LIBRA_XDP_EVENT_COUNT + 2)
-#define LIBRA_XDP_COUNTER_COUNT LIBRA_XDP_EVENT(LIBRA_XDP_EVENT_COUNT + 3)
+/* Failure injection: packets dropped on arrival, answers dropped instead of
+ * sent (switchd's ingress_loss_injected and egress_loss_injected). */
+#define LIBRA_XDP_INGRESS_LOSS_INJECTED LIBRA_XDP_EVENT(LIBRA_XDP_EVENT_COUNT + 3)
+#define LIBRA_XDP_EGRESS_LOSS_INJECTED LIBRA_XDP_EVENT(LIBRA_XDP_EVENT_COUNT + 4)
+#define LIBRA_XDP_COUNTER_COUNT LIBRA_XDP_EVENT(LIBRA_XDP_EVENT_COUNT + 5)
 
 #endif /* LIBRA_XDP_XDP_ABI_H_ */

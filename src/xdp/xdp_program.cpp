@@ -121,7 +121,7 @@ XdpProgram::XdpProgram(dataplane::PipelineProfile profile, UdpEndpoint address)
     : profile_(std::move(profile)), address_(address), maps_(std::make_unique<Maps>()) {}
 
 XdpProgram::~XdpProgram() {
-  for (int ifindex : attached_) bpf_xdp_detach(ifindex, 0, nullptr);
+  for (bpf_link* link : links_) bpf_link__destroy(link);
 }
 
 std::unique_ptr<XdpProgram> XdpProgram::Load(const dataplane::PipelineProfile& profile,
@@ -175,12 +175,37 @@ void XdpProgram::ClearRegisters() {
   maps_->values.Clear();
 }
 
-void XdpProgram::RemoveJob() {
+void XdpProgram::WriteJobMap(const SwitchJob* job) {
   const std::uint32_t zero = 0;
   libra_xdp_job params{};
+  if (job != nullptr) {
+    params.installed = 1;
+    params.job_id = job->job_id;
+    params.workers = static_cast<std::uint32_t>(job->workers.size());
+    params.servers = static_cast<std::uint32_t>(job->servers.size());
+    params.cells_per_array = job->cells_per_array;
+    params.slots_per_packet = static_cast<std::uint32_t>(job->slots_per_packet);
+  }
   params.switch_ipv4 = htonl(address_.ipv4);
   params.switch_port = htons(address_.port);
+  params.die_epoch_plus_one = die_epoch_plus_one_;
+  params.loss_threshold = loss_threshold_;
   bpf_map_update_elem(bpf_map__fd(maps_->skeleton->maps.job), &zero, &params, BPF_ANY);
+}
+
+void XdpProgram::SetFailureInjection(double drop_rate, std::int64_t die_at_epoch) {
+  constexpr double kAll = 4294967296.0;  // 2^32: above every bpf_get_prandom_u32()
+  loss_threshold_ = drop_rate <= 0   ? 0
+                    : drop_rate >= 1 ? static_cast<std::uint64_t>(kAll)
+                                     : static_cast<std::uint64_t>(drop_rate * kAll);
+  die_epoch_plus_one_ = die_at_epoch < 0 || die_at_epoch >= LIBRA_XDP_MAX_EPOCH
+                            ? 0
+                            : static_cast<std::uint32_t>(die_at_epoch + 1);
+  WriteJobMap(job_ ? &*job_ : nullptr);
+}
+
+void XdpProgram::RemoveJob() {
+  WriteJobMap(nullptr);
   const int peers = bpf_map__fd(maps_->skeleton->maps.peers);
   libra_xdp_peer_key key{};
   while (bpf_map_get_next_key(peers, nullptr, &key) == 0) bpf_map_delete_elem(peers, &key);
@@ -243,18 +268,8 @@ dataplane::InstallResult XdpProgram::InstallJob(const SwitchJob& job) {
                                       entry.exponent_base};
     bpf_map_update_elem(to_float, &p, &value, BPF_ANY);
   }
-  const std::uint32_t zero = 0;
-  libra_xdp_job params{};
-  params.installed = 1;
-  params.job_id = job.job_id;
-  params.workers = static_cast<std::uint32_t>(job.workers.size());
-  params.servers = static_cast<std::uint32_t>(job.servers.size());
-  params.cells_per_array = job.cells_per_array;
-  params.slots_per_packet = static_cast<std::uint32_t>(job.slots_per_packet);
-  params.switch_ipv4 = htonl(address_.ipv4);
-  params.switch_port = htons(address_.port);
-  bpf_map_update_elem(bpf_map__fd(skeleton->maps.job), &zero, &params, BPF_ANY);
   job_ = job;
+  WriteJobMap(&*job_);
   result.ok = true;
   return result;
 }
@@ -287,8 +302,22 @@ dataplane::ProgramCounters XdpProgram::Counters() const {
 
 XdpCounters XdpProgram::xdp_counters() const {
   const std::vector<std::uint64_t> sums = SumCounters(bpf_map__fd(maps_->skeleton->maps.counters));
-  return {sums[LIBRA_XDP_UPCALLS], sums[LIBRA_XDP_NOT_SWITCH_TRAFFIC],
-          sums[LIBRA_XDP_CAS_EXHAUSTED], upcalls_refused_};
+  return {sums[LIBRA_XDP_UPCALLS],
+          sums[LIBRA_XDP_NOT_SWITCH_TRAFFIC],
+          sums[LIBRA_XDP_CAS_EXHAUSTED],
+          upcalls_refused_,
+          sums[LIBRA_XDP_INGRESS_LOSS_INJECTED],
+          sums[LIBRA_XDP_EGRESS_LOSS_INJECTED]};
+}
+
+std::vector<std::pair<std::string, std::uint64_t>> XdpProgram::BackendCounters() const {
+  const XdpCounters c = xdp_counters();
+  return {{"upcalls", c.upcalls},
+          {"not_switch_traffic", c.not_switch_traffic},
+          {"cas_exhausted", c.cas_exhausted},
+          {"upcalls_refused", c.upcalls_refused},
+          {"ingress_loss_injected", c.ingress_loss_injected},
+          {"egress_loss_injected", c.egress_loss_injected}};
 }
 
 TestRunResult XdpProgram::TestRun(std::span<const std::uint8_t> frame) {
@@ -378,13 +407,13 @@ bool XdpProgram::Attach(const std::string& interface, std::string* error) {
     *error = Errno("interface " + interface, errno);
     return false;
   }
-  int e = bpf_xdp_attach(ifindex, program_fd(), XDP_FLAGS_DRV_MODE, nullptr);
-  if (e != 0) e = bpf_xdp_attach(ifindex, program_fd(), XDP_FLAGS_SKB_MODE, nullptr);
-  if (e != 0) {
-    *error = Errno("attaching XDP to " + interface, e);
+  // No mode flags: the kernel takes the driver's native mode if it has one.
+  bpf_link* link = bpf_program__attach_xdp(maps_->skeleton->progs.libra_switch, ifindex);
+  if (link == nullptr) {
+    *error = Errno("attaching XDP to " + interface, errno);
     return false;
   }
-  attached_.push_back(ifindex);
+  links_.push_back(link);
   return true;
 }
 

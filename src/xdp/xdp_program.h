@@ -19,14 +19,18 @@
 
 #include "dataplane/switch_backend.h"
 
+struct bpf_link;
+
 namespace libra::xdp {
 
 // What only the XDP back end counts (xdp_abi.h).
 struct XdpCounters {
-  std::uint64_t upcalls = 0;             // packets XDP passed to the user-space part
-  std::uint64_t not_switch_traffic = 0;  // frames for another address, passed untouched
-  std::uint64_t cas_exhausted = 0;       // register updates that lost every retry
-  std::uint64_t upcalls_refused = 0;     // packets at the socket that were no upcall
+  std::uint64_t upcalls = 0;                // packets XDP passed to the user-space part
+  std::uint64_t not_switch_traffic = 0;     // frames for another address, passed untouched
+  std::uint64_t cas_exhausted = 0;          // register updates that lost every retry
+  std::uint64_t upcalls_refused = 0;        // packets at the socket that were no upcall
+  std::uint64_t ingress_loss_injected = 0;  // dropped on arrival (SetFailureInjection)
+  std::uint64_t egress_loss_injected = 0;   // answers dropped instead of sent
 };
 
 // The verdict of one pass, and the frame as the program left it.
@@ -52,6 +56,7 @@ class XdpProgram final : public dataplane::SwitchBackend {
   const dataplane::PipelineProfile& profile() const override { return profile_; }
   dataplane::ProgramCounters Counters() const override;
   XdpCounters xdp_counters() const;
+  std::vector<std::pair<std::string, std::uint64_t>> BackendCounters() const override;
 
   // The packet as the payload of an Ethernet/IPv4/UDP frame from `source`
   // to the switch, through the program (BPF_PROG_TEST_RUN), then through
@@ -66,9 +71,19 @@ class XdpProgram final : public dataplane::SwitchBackend {
   void HandleUpcall(std::span<const std::uint8_t> packet, const UdpEndpoint& source,
                     dataplane::OutputBatch& out);
 
-  // Attaches to the interface (native XDP, falling back to generic when
-  // the driver has no native mode); false with the reason in *error.
+  // Attaches to the interface (native XDP where the driver has it, else
+  // generic) through a BPF link, which the kernel detaches when this
+  // object goes or the process dies (a killed switchd leaves no program
+  // answering behind); false with the reason in *error.
   bool Attach(const std::string& interface, std::string* error);
+
+  // switchd's failure injection, done by the program: each packet for the
+  // switch is dropped on arrival, and each answer it would send, with
+  // probability `drop_rate` (the kernel's bpf_get_prandom_u32, so not
+  // reproducible by seed as the model's is); the first DATA of epoch
+  // `die_at_epoch` (negative: none) is passed up to switchd instead of
+  // processed, for switchd to die on. Kept across jobs.
+  void SetFailureInjection(double drop_rate, std::int64_t die_at_epoch);
 
   int program_fd() const;
   std::uint64_t value_register_cells() const { return value_cells_; }
@@ -77,6 +92,9 @@ class XdpProgram final : public dataplane::SwitchBackend {
   struct Maps;
   XdpProgram(dataplane::PipelineProfile profile, UdpEndpoint address);
   void ClearRegisters();
+  // Writes the job map: the job's parameters (none: no job) and the
+  // failure injection.
+  void WriteJobMap(const SwitchJob* job);
 
   dataplane::PipelineProfile profile_;
   UdpEndpoint address_;
@@ -85,7 +103,9 @@ class XdpProgram final : public dataplane::SwitchBackend {
   std::uint64_t value_cells_ = 0;
   dataplane::ProgramCounters user_counters_;  // what the user-space part sent
   std::uint64_t upcalls_refused_ = 0;
-  std::vector<int> attached_;  // interface indices
+  std::uint64_t loss_threshold_ = 0;  // out of 2^32
+  std::uint32_t die_epoch_plus_one_ = 0;
+  std::vector<bpf_link*> links_;  // one per attached interface
 };
 
 // Wraps a payload in the frame the program parses: Ethernet, IPv4 without

@@ -143,6 +143,13 @@ static __always_inline void count_n(__u32 counter, __u64 n) {
 }
 static __always_inline void bump(__u32 counter) { count_n(counter, 1); }
 
+/* Injected loss (switchd --drop-rate): true for a share of the calls. */
+static __always_inline int inject_loss(void) {
+  __u32 zero = 0;
+  struct libra_xdp_job *j = bpf_map_lookup_elem(&job, &zero);
+  return j && j->loss_threshold != 0 && (__u64)bpf_get_prandom_u32() < j->loss_threshold;
+}
+
 /* Big-endian fields of the copied payload; `at` is a constant or masked. */
 static __always_inline __u32 load16(const __u8 *p) { return ((__u32)p[0] << 8) | p[1]; }
 static __always_inline __u32 load32(const __u8 *p) {
@@ -467,6 +474,10 @@ __noinline int reply(struct xdp_md *ctx, __u32 out_len) {
   udp->check = 0; /* none: IPv4 allows it */
   if (bpf_xdp_store_bytes(ctx, PAYLOAD_AT, phv->out, out_len) != 0) return XDP_DROP;
   bump(LIBRA_XDP_PACKETS_OUT);
+  if (inject_loss()) {
+    bump(LIBRA_XDP_EGRESS_LOSS_INJECTED);
+    return XDP_DROP;
+  }
   return XDP_TX;
 }
 
@@ -780,6 +791,11 @@ int libra_switch(struct xdp_md *ctx) {
     bump(LIBRA_XDP_NOT_SWITCH_TRAFFIC);
     return XDP_PASS;
   }
+  /* Loss on arrival, before the program sees the packet (as switchd's). */
+  if (inject_loss()) {
+    bump(LIBRA_XDP_INGRESS_LOSS_INJECTED);
+    return XDP_DROP;
+  }
   bump(LIBRA_XDP_PACKETS_IN);
   __u32 frame_payload = (__u32)(data_end - data) - PAYLOAD_AT;
   __u32 udp_length = bpf_ntohs(udp->len);
@@ -810,6 +826,11 @@ int libra_switch(struct xdp_md *ctx) {
     bump(LIBRA_XDP_DROP_UNKNOWN_TYPE);
     return XDP_DROP;
   }
+  /* switchd --die-at-epoch: the first DATA of that epoch goes up to switchd,
+   * which kills itself on reading it (its XDP links go with it). */
+  if (type == LIBRA_WIRE_TYPE_DATA && j->die_epoch_plus_one != 0 &&
+      load32(in + LIBRA_WIRE_EPOCH_AT) + 1 == j->die_epoch_plus_one)
+    return upcall(ctx, 0);
   __u32 malformed = check_payload(in, len);
   if (malformed != WELL_FORMED) {
     bump(malformed);

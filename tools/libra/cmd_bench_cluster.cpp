@@ -54,6 +54,12 @@ void AddBenchClusterCommand(CLI::App& bench, Runner& run) {
   sub->add_option("--loss", options->loss_percent, "Random loss (%) on every host's sent packets")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 50.0));
+  sub->add_option("--dataplane", options->dataplane,
+                  "The switch's back end: model (the C++ pipeline in switchd) or xdp (the XDP "
+                  "program on the switch namespace's ports; both runs then take links set up "
+                  "for it)")
+      ->check(CLI::IsMember({"model", "xdp"}))
+      ->capture_default_str();
   sub->add_option("--target-loss", options->target_loss,
                   "Held-out log loss to time (0: the plain run's final loss + 1e-4)")
       ->capture_default_str()
