@@ -405,8 +405,43 @@ void AddProcessCpu(json& report, const std::vector<ProcessUsage>& usage, double 
   report["processes"] = processes;
 }
 
+// The cost model's per-epoch prediction (the scheduler's
+// hot_path.cost_model) beside what the hot epochs measured, as
+// "cost_model_check": packets through the switch (in and out), and at the
+// servers the values read, COLLECTs and UPDATEs, so the model can be
+// checked. Nothing when the model kept no key or no epoch ran hot.
+void AddCostModelCheck(json& report) {
+  json model;
+  double epochs = 0;
+  double collects = 0, updates = 0, written = 0;
+  for (const json& node : report.value("nodes", json::array())) {
+    const json hot = node.value("hot_path", json::object());
+    const std::string role = node.value("role", "");
+    if (role == "scheduler") model = hot.value("cost_model", json());
+    if (role == "worker" && node.value("rank", -1) == 0) epochs = hot.value("epochs_hot", 0.0);
+    if (role == "server") {
+      const json collector = hot.value("collector", json::object());
+      collects += collector.value("collect_packets", 0.0);
+      updates += collector.value("update_packets", 0.0);
+      written += collector.value("written_values", 0.0);
+    }
+  }
+  if (!model.is_object() || model.value("keys", 0) == 0 || epochs <= 0) return;
+  const json events = report.value("switch", json::object()).value("events", json::object());
+  const double switch_packets = events.value("packets_in", 0.0) + events.value("packets_out", 0.0);
+  auto pair = [&](const char* predicted, double measured) {
+    return json{{"predicted", model.value(predicted, 0.0)}, {"measured", measured / epochs}};
+  };
+  report["cost_model_check"] = {
+      {"hot_epochs", epochs},
+      {"switch_packets_per_epoch", pair("libra_switch_packets_per_epoch", switch_packets)},
+      {"written_values_per_epoch", pair("written_values_per_epoch", written)},
+      {"collect_packets_per_epoch", pair("collect_packets_per_epoch", collects)},
+      {"update_packets_per_epoch", pair("update_packets_per_epoch", updates)}};
+}
+
 // Runs the job's processes and adds their CPU (and, with the hot path, the
-// switch's counters and CPU) to its report.
+// switch's counters and CPU, and the cost model's check) to its report.
 int RunLocalJob(const LocalJob& job, const TrainJobConfig& config,
                 const LocalSwitchd* local_switch) {
   RunOptions options;
@@ -417,7 +452,10 @@ int RunLocalJob(const LocalJob& job, const TrainJobConfig& config,
   const double switch_cpu = local_switch ? CpuSecondsOf(local_switch->pid()) : 0;
   AmendReport(config.json_path, [&](json& report) {
     AddProcessCpu(report, usage, switch_cpu);
-    if (config.libra.enabled()) AddSwitchCounters(report, config.libra.switch_control);
+    if (config.libra.enabled()) {
+      AddSwitchCounters(report, config.libra.switch_control);
+      AddCostModelCheck(report);
+    }
   });
   return status;
 }

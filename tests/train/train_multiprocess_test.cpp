@@ -212,6 +212,24 @@ TEST_F(TrainJobTest, OnFastLinksTheCostModelKeepsTheJobPlainAndSaysWhy) {
   EXPECT_TRUE(reported) << "no scheduler in the report";
 }
 
+// On links the cost model is told are slow it keeps a hot set, and the
+// report sets its per-epoch prediction beside what the epochs measured.
+TEST_F(TrainJobTest, TheReportChecksTheCostModelsPredictionAgainstTheEpochs) {
+  const std::string flags =
+      "--model lr --optimizer adagrad --lr 0.1 --epochs 1 --workers 2 --servers 1 --batch 100";
+  const nlohmann::json libra =
+      Train(flags + " --libra --sample 0.1 --link-mbit 1", "check-libra.json");
+  ASSERT_TRUE(HotPathRan(libra)) << "the hot path did not run (see the scheduler's log)";
+  ASSERT_TRUE(libra.contains("cost_model_check")) << libra.dump();
+  const nlohmann::json& check = libra["cost_model_check"];
+  EXPECT_GT(check.value("hot_epochs", 0.0), 0.0);
+  for (const char* what : {"switch_packets_per_epoch", "written_values_per_epoch",
+                           "collect_packets_per_epoch", "update_packets_per_epoch"}) {
+    EXPECT_GT(check[what].value("predicted", 0.0), 0.0) << what << " " << check.dump();
+    EXPECT_GT(check[what].value("measured", 0.0), 0.0) << what << " " << check.dump();
+  }
+}
+
 TEST_F(TrainJobTest, LibraReachesThePlainModelQualityForDeepFm) {
   const std::string flags =
       "--model deepfm --embedding-dim 4 --optimizer adagrad --lr 0.05 --epochs 1 --workers 2 "
