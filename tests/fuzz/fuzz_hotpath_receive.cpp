@@ -19,6 +19,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <chrono>
 #include <cstddef>
@@ -131,6 +132,11 @@ struct SenderModel {
 
 struct CollectorModel {
   std::uint32_t next_epoch = 0;
+  // The newest epoch a READY (or a poll's answer) said complete: the
+  // collector reads next_epoch only once it is (its RESULTs before are
+  // duplicates); a NOT_READY before any RESULT of it took that back.
+  std::optional<std::uint32_t> ready_upto;
+  bool collecting() const { return ready_upto && *ready_upto >= next_epoch; }
   std::vector<bool> answered;
   std::uint32_t answered_count = 0;
   std::vector<std::uint32_t> bits;       // per value; 0 (= 0.0f) where nothing was written
@@ -283,20 +289,30 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     if (h.type == wire::MessageType::kReady) {
       ++server.ready;
+      if (h.epoch >= server.next_epoch) {
+        server.ready_upto = std::max(server.ready_upto.value_or(h.epoch), h.epoch);
+      }
       continue;
     }
     if (h.type != wire::MessageType::kResult) {
       ++server.ignored;
       continue;
     }
-    // seq: the packet of the plan, and (high bits) which send it answers.
+    // seq: the packet of the plan, and (high bits) which send it answers;
+    // a poll's packet number says only whether the epoch is complete.
     const std::uint32_t k = h.seq & hotpath::kCollectSeqPacketMask;
-    if (h.epoch != server.next_epoch || k >= plan_packets) {
+    const bool poll = k == hotpath::kCollectPollPacket;
+    if (h.epoch != server.next_epoch || (!poll && (!server.collecting() || k >= plan_packets))) {
       ++server.duplicates;
       continue;
     }
     if ((h.flags & wire::kFlagNotReady) != 0) {
       ++server.not_ready;
+      if (server.collecting() && server.answered_count == 0) server.ready_upto.reset();
+      continue;
+    }
+    if (poll) {
+      if (!server.collecting()) server.ready_upto = server.next_epoch;
       continue;
     }
     if (server.answered[k]) {
