@@ -133,6 +133,10 @@ std::string ServeControlRequest(std::string_view text, std::size_t frames,
   bool malformed = true;
   if (frames != 1) {
     reply = Refuse("a request is one ZeroMQ frame, not " + std::to_string(frames));
+  } else if (text.size() > kMaxControlRequestBytes) {
+    malformed = false;  // maybe a request, but not one switchd reads
+    reply = Refuse("a request of " + std::to_string(text.size()) + " bytes is larger than the " +
+                   std::to_string(kMaxControlRequestBytes) + " bytes switchd reads");
   } else {
     try {
       const json request = json::parse(text);

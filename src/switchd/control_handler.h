@@ -11,8 +11,10 @@
 //
 // The control port faces whoever can reach it, so nothing a client sends may
 // stop the switch: every request, however malformed, gets a reply and is
-// counted ("control" in the counters), and ZeroMQ drops a request larger
-// than kMaxControlRequestBytes unread (switch_daemon.cpp).
+// counted ("control" in the counters): one larger than
+// kMaxControlRequestBytes is refused unparsed, and ZeroMQ drops one larger
+// than kMaxControlFrameBytes unread, disconnecting its sender
+// (switch_daemon.cpp).
 #pragma once
 
 #include <cstddef>
@@ -43,6 +45,10 @@ struct IoCounters {
 // install_job of 256 workers and 256 servers, is under 32 KiB; a cap keeps a
 // 100 MB "request" from being buffered and parsed on the data-path thread.
 inline constexpr std::size_t kMaxControlRequestBytes = std::size_t{1} << 20;  // 1 MiB
+// The largest frame the control socket takes at all: a request between the
+// two caps is read and answered with an error; a larger one is dropped by
+// ZeroMQ at its size prefix, before it is buffered, and cannot be answered.
+inline constexpr std::size_t kMaxControlFrameBytes = std::size_t{16} << 20;  // 16 MiB
 
 // A token anyone can guess (a default once used when a job named none).
 bool IsWellKnownToken(const std::string& token);

@@ -31,9 +31,10 @@ struct SwitchDaemon::Impl {
         (options.control.port == 0 ? std::string("*") : std::to_string(options.control.port));
     try {
       control.set(zmq::sockopt::linger, 0);
-      // A larger request is dropped (and its sender disconnected) by ZeroMQ
-      // at its size prefix, before it is buffered.
-      control.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(kMaxControlRequestBytes));
+      // A request over kMaxControlRequestBytes is answered with an error
+      // (ServeControlRequest); one over this is dropped (and its sender
+      // disconnected) by ZeroMQ at its size prefix, before it is buffered.
+      control.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(kMaxControlFrameBytes));
       control.bind(address);
     } catch (const zmq::error_t& e) {
       throw std::runtime_error("control port " + address + ": " + e.what());

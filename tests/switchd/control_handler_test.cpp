@@ -92,6 +92,24 @@ TEST_F(ControlHandlerTest, EveryRequestIsAnsweredAndCounted) {
   EXPECT_EQ(counters["control"]["requests"], 7);
 }
 
+// A request over kMaxControlRequestBytes is refused without being parsed,
+// and says why; one at the cap is read.
+TEST_F(ControlHandlerTest, ARequestOverTheCapIsAnsweredUnparsed) {
+  IoCounters io;
+  const std::string prefix = "{\"op\":\"probe\",\"pad\":\"";
+  std::string at_cap =
+      prefix + std::string(kMaxControlRequestBytes - prefix.size() - 2, 'x') + "\"}";
+  ASSERT_EQ(at_cap.size(), kMaxControlRequestBytes);
+  EXPECT_TRUE(json::parse(ServeControlRequest(at_cap, 1, program_, io))["ok"].get<bool>());
+  const std::string over = prefix + std::string(kMaxControlRequestBytes, 'x') + "\"}";
+  const json reply = json::parse(ServeControlRequest(over, 1, program_, io));
+  EXPECT_FALSE(reply["ok"].get<bool>());
+  EXPECT_THAT(reply["error"].get<std::string>(), ::testing::HasSubstr("larger than the 1048576"));
+  EXPECT_EQ(io.control_requests, 2u);
+  EXPECT_EQ(io.control_refused, 1u);
+  EXPECT_EQ(io.control_malformed, 0u);
+}
+
 TEST_F(ControlHandlerTest, BadRequestsNameWhatIsWrong) {
   EXPECT_THAT(Handle(json::array())["error"].get<std::string>(), ::testing::HasSubstr("'op'"));
   EXPECT_THAT(Handle({{"op", "reboot"}})["error"].get<std::string>(),

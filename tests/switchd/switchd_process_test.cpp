@@ -372,8 +372,25 @@ TEST(SwitchdProcess, MalformedControlRequestsAreAnsweredCountedAndSurvived) {
     EXPECT_GT(::write(fd, garbage.data(), garbage.size()), 0);
     ::close(fd);
   }
-  // Larger than kMaxControlRequestBytes (and a valid probe otherwise): ZeroMQ
-  // drops it at its size prefix and disconnects the sender, which sees that.
+  // Larger than kMaxControlRequestBytes (and a valid probe otherwise): read,
+  // refused unparsed, answered.
+  {
+    zmq::context_t context(1);
+    zmq::socket_t socket(context, zmq::socket_type::req);
+    socket.set(zmq::sockopt::linger, 0);
+    socket.set(zmq::sockopt::rcvtimeo, 10000);
+    socket.connect(sw.control);
+    const std::string big =
+        "{\"op\":\"probe\",\"pad\":\"" + std::string(kMaxControlRequestBytes, 'x') + "\"}";
+    socket.send(zmq::buffer(big), zmq::send_flags::none);
+    zmq::message_t answer;
+    ASSERT_TRUE(socket.recv(answer)) << "no answer to a request over the cap";
+    const auto reply = nlohmann::json::parse(answer.to_string());
+    EXPECT_FALSE(reply.value("ok", true)) << reply.dump();
+    EXPECT_NE(reply.value("error", "").find("larger than"), std::string::npos) << reply.dump();
+  }
+  // Larger than kMaxControlFrameBytes: ZeroMQ drops it at its size prefix
+  // and disconnects the sender, which sees that.
   {
     zmq::context_t context(1);
     zmq::socket_t socket(context, zmq::socket_type::req);
@@ -381,9 +398,9 @@ TEST(SwitchdProcess, MalformedControlRequestsAreAnsweredCountedAndSurvived) {
     libra::test_support::DisconnectMonitor monitor(context, socket, "huge");
     socket.connect(sw.control);
     const std::string huge =
-        "{\"op\":\"probe\",\"pad\":\"" + std::string(kMaxControlRequestBytes, 'x') + "\"}";
+        "{\"op\":\"probe\",\"pad\":\"" + std::string(kMaxControlFrameBytes, 'x') + "\"}";
     socket.send(zmq::buffer(huge), zmq::send_flags::none);
-    EXPECT_TRUE(monitor.Disconnected()) << "the switch read a request over the cap";
+    EXPECT_TRUE(monitor.Disconnected()) << "the switch read a request over the frame cap";
   }
 
   libra::hotpath::SwitchControlClient control(sw.control);
