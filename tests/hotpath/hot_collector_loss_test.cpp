@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "hot/placement.h"
+#include "hotpath/node/engine_clock.h"
 #include "hotpath/server/hot_collector.h"
 #include "net/udp_socket.h"
 #include "wire/wire.h"
@@ -35,19 +36,27 @@ std::shared_ptr<const hot::HotSet> MakeHotSet() {
 }
 
 // What the scripted switch does with a COLLECT: answer it, drop it, or
-// answer it after a delay (as if its RESULT waited in a loaded queue).
-// Answers leave in the order the requests came, as through a FIFO queue.
+// answer it after a delay of the collector's clock (as if its RESULT waited
+// in a loaded queue). Answers leave in the order the requests came, as
+// through a FIFO queue.
 struct Verdict {
   enum Kind { kAnswer, kDrop, kHold } kind = kAnswer;
   std::chrono::milliseconds hold{0};
 };
 
 // The switch's side: READY for epoch 0, then RESULTs (nothing written, seq
-// echoed) as `decide(packet, nth time asked)` says.
+// echoed) as `decide(packet, nth time asked)` says. It also keeps the
+// collector's clock (a ManualEngineClock): time moves only while nothing is
+// in flight either way (`quiet`), in steps of kStep, so a timer expires when
+// the script says and never because the machine was slow, and every count
+// below is exact.
 struct ScriptedSwitch {
+  static constexpr auto kStep = 5ms;
   net::UdpSocket socket{UdpEndpoint{0x7f000001, 0}};
+  ManualEngineClock clock;
   std::map<std::uint32_t, int> asked;    // COLLECTs received per packet
   std::map<std::uint32_t, int> resends;  // ... of them flagged RETRANSMISSION
+  std::uint64_t received = 0, sent = 0;  // datagrams
 
   void Send(wire::MessageType type, std::uint32_t seq, const UdpEndpoint& to) {
     wire::Header header;
@@ -59,22 +68,32 @@ struct ScriptedSwitch {
     std::array<std::uint8_t, wire::kHeaderBytes> bytes{};
     ASSERT_EQ(wire::Encode(header, {}, bytes), bytes.size());
     ASSERT_TRUE(socket.SendTo(bytes, to));
+    ++sent;
   }
 
-  // Serves until `done()` or `deadline`.
+  // Serves until `done()`, or 30 s of real time (a broken collector). `quiet`
+  // says whether the collector has sent nothing the switch has not
+  // received and received everything the switch sent.
   void Serve(const UdpEndpoint& collector, std::function<Verdict(std::uint32_t, int)> decide,
-             std::function<bool()> done, Clock::time_point deadline) {
+             std::function<bool()> done, std::function<bool()> quiet) {
     Send(wire::MessageType::kReady, 0, collector);
     std::multimap<Clock::time_point, std::uint32_t> held;  // answer time -> seq
     std::array<std::uint8_t, wire::kMaxMessageBytes + 64> buffer{};
-    while (!done() && Clock::now() < deadline) {
-      while (!held.empty() && held.begin()->first <= Clock::now()) {
+    const Clock::time_point give_up = Clock::now() + 30s;
+    while (!done() && Clock::now() < give_up) {
+      bool released = false;
+      while (!held.empty() && held.begin()->first <= clock.Now()) {
         Send(wire::MessageType::kResult, held.begin()->second, collector);
         held.erase(held.begin());
+        released = true;
       }
       UdpEndpoint from;
       const int n = socket.ReceiveFrom(buffer, &from, 5);
-      if (n <= 0) continue;
+      if (n <= 0) {
+        if (!released && quiet()) clock.Advance(kStep);
+        continue;
+      }
+      ++received;
       wire::Header header;
       const auto bytes = std::span<const std::uint8_t>(buffer.data(), static_cast<std::size_t>(n));
       if (wire::DecodeHeader(bytes, &header) != wire::DecodeError::kNone) continue;
@@ -84,7 +103,7 @@ struct ScriptedSwitch {
       const Verdict verdict = decide(k, ++asked[k]);
       if (verdict.kind == Verdict::kDrop) continue;
       // One FIFO queue: an answer never overtakes one that is held.
-      Clock::time_point at = Clock::now() + verdict.hold;
+      Clock::time_point at = clock.Now() + verdict.hold;
       if (!held.empty()) at = std::max(at, std::prev(held.end())->first);
       held.emplace(at, header.seq);
     }
@@ -92,7 +111,8 @@ struct ScriptedSwitch {
 };
 
 // One collector of epoch 0 (25 COLLECTs, all sent at once) against a
-// scripted switch; returns its counters once the epoch is delivered.
+// scripted switch, on the switch's clock; returns its counters once the
+// epoch is delivered.
 HotCollectorCounters CollectAgainst(ScriptedSwitch& sw,
                                     std::function<Verdict(std::uint32_t, int)> decide,
                                     std::chrono::milliseconds timeout) {
@@ -110,6 +130,7 @@ HotCollectorCounters CollectAgainst(ScriptedSwitch& sw,
   options.ready_poll = 10s;  // READY comes at once; no poll races it
   options.retry.initial_timeout = timeout;
   options.retry.max_timeout = timeout * 8;
+  options.clock = &sw.clock;
   std::optional<CollectedEpoch> collected;
   std::mutex mutex;
   HotCollector collector(hot_set, owned, options, [&](CollectedEpoch epoch) {
@@ -122,7 +143,10 @@ HotCollectorCounters CollectAgainst(ScriptedSwitch& sw,
         std::lock_guard lock(mutex);
         return collected.has_value();
       },
-      Clock::now() + 10s);
+      [&] {
+        const HotCollectorCounters c = collector.counters();
+        return c.packets_sent == sw.received && c.packets_received == sw.sent;
+      });
   std::lock_guard lock(mutex);
   EXPECT_TRUE(collected.has_value());
   if (collected) {
@@ -136,8 +160,8 @@ HotCollectorCounters CollectAgainst(ScriptedSwitch& sw,
 TEST(HotCollectorLoss, ALostResultIsResentOnceLaterOnesAreAnsweredNotAfterATimeout) {
   ScriptedSwitch sw;
   constexpr std::uint32_t kLost = 3;
-  // A timeout far longer than the test: only loss detection by order can
-  // resend in time.
+  // The clock does not move while answers come: only loss detection by
+  // order can resend.
   const HotCollectorCounters counters = CollectAgainst(
       sw,
       [](std::uint32_t k, int nth) {
@@ -180,10 +204,11 @@ TEST(HotCollectorLoss, ResultsQueuedPastTheTimeoutCostResendsOfTheOldestOnly) {
         return k >= 10 && nth == 1 ? Verdict{Verdict::kHold, 400ms} : Verdict{Verdict::kAnswer};
       },
       20ms);
-  EXPECT_GE(counters.timeouts, 1u);
+  // Expiries at 20, 60, 140 and 300 ms (the timeout doubles, to at most
+  // 160 ms); the held answers come at 400 ms, before the next one.
+  EXPECT_EQ(counters.timeouts, 4u);
   EXPECT_EQ(counters.fast_retransmissions, 0u);
-  ASSERT_EQ(sw.resends.size(), 1u);
-  EXPECT_EQ(sw.resends.begin()->first, 10u);
+  EXPECT_EQ(sw.resends, (std::map<std::uint32_t, int>{{10, 4}}));
   EXPECT_EQ(counters.retransmissions, counters.timeouts);
 }
 

@@ -67,7 +67,8 @@ struct HotCollector::Impl {
         owned_keys(SortedOwnedKeys(*hot_set, owned)),
         out(socket.fd(), kBatch),
         next_epoch(options.first_epoch),
-        last_poll(Clock::now()),
+        clock(options.clock ? *options.clock : SteadyEngineClock()),
+        last_poll(clock.Now()),
         update_retry(options.retry),
         retry(options.retry),
         on_epoch(std::move(callback)) {
@@ -194,6 +195,7 @@ struct HotCollector::Impl {
   std::vector<float> vals;
   std::vector<bool> key_written;  // some cell of the key was written in the epoch
   std::vector<bool> key_saturated;
+  const EngineClock& clock;  // the timers' time (HotCollectorOptions::clock)
   Clock::time_point last_poll;
   // UPDATE packets not yet ACKed by the switch, oldest first: at most
   // `update_window` of them on the wire, resent when their ACK is late.
@@ -294,10 +296,11 @@ void HotCollector::Impl::PlanWrittenKeys(std::span<const std::uint8_t> written) 
 
 void HotCollector::Impl::Run() {
   net::ReceiveBatch batch(kBatch);
-  Clock::time_point deadline = Clock::now();
+  Clock::time_point deadline = clock.Now();
   std::vector<CollectedEpoch> to_deliver;
   for (;;) {
-    waker.WaitUntil(socket.fd(), deadline);
+    // The deadline is in the engine's time; the wait is in the steady clock's.
+    waker.WaitUntil(socket.fd(), Clock::now() + (deadline - clock.Now()));
     {
       std::lock_guard lock(mutex);
       if (stopping) return;
@@ -306,7 +309,7 @@ void HotCollector::Impl::Run() {
         for (std::size_t i = 0; i < n; ++i) HandleDatagram(batch.payload(i));
         if (n < kBatch) break;
       }
-      const Clock::time_point now = Clock::now();
+      const Clock::time_point now = clock.Now();
       SendUpdates(now);
       Progress(now);
       out.Flush();
@@ -365,7 +368,7 @@ void HotCollector::Impl::HandleUpdateAck(const wire::Header& ack) {
     if (update.acked || update.epoch != ack.epoch || update.seq != ack.seq) continue;
     update.acked = true;
     newest_acked_update = std::max(newest_acked_update, update.order);
-    const Clock::time_point now = Clock::now();
+    const Clock::time_point now = clock.Now();
     if (!update.resent) {
       update_retry.OnRttSample(
           std::chrono::duration_cast<std::chrono::microseconds>(now - update.sent_at));
@@ -456,7 +459,7 @@ void HotCollector::Impl::HandleResult(const wire::Message& result) {
     if (collecting && answered_count == 0) {
       collecting = false;
       ready_upto.reset();
-      last_poll = Clock::now();
+      last_poll = clock.Now();
     }
     return;
   }
@@ -493,11 +496,11 @@ void HotCollector::Impl::HandleResult(const wire::Message& result) {
   // An answer to a resent request is no RTT sample (Karn).
   if (k < next_to_send && attempts[k] == 0) {
     retry.OnRttSample(
-        std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - sent_at[k]));
+        std::chrono::duration_cast<std::chrono::microseconds>(clock.Now() - sent_at[k]));
   }
   ++answered_count;
   ++counters.results;
-  last_answer = Clock::now();
+  last_answer = clock.Now();
   for (std::uint32_t i = 0; i < header.slot_count; ++i) {
     const wire::Slot& slot = result.slots[i];
     const std::uint32_t position = plan->value_of_slot[std::size_t{k} * num_arrays + slot.index];
@@ -536,7 +539,7 @@ void HotCollector::Impl::Start() {
     packet.SetFlags(plan_flags());
   }
   collecting = true;
-  collect_started = Clock::now();
+  collect_started = clock.Now();
   last_answer = collect_started;
   answered.assign(plan_packets(), false);
   sent_at.assign(plan_packets(), Clock::time_point{});
@@ -584,7 +587,7 @@ void HotCollector::Impl::Finish(HotPathStatus status) {
   deliveries.push_back(std::move(epoch));
   if (collecting) {
     counters.collect_micros += static_cast<std::uint64_t>(
-        std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - collect_started)
+        std::chrono::duration_cast<std::chrono::microseconds>(clock.Now() - collect_started)
             .count());
   }
   vals.clear();

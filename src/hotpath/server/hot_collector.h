@@ -18,6 +18,7 @@
 
 #include "hot/hot_set.h"
 #include "hotpath/messages/update_auth.h"
+#include "hotpath/node/engine_clock.h"
 #include "hotpath/node/hot_path_options.h"
 #include "wire/switch_job.h"
 
@@ -62,6 +63,9 @@ struct HotCollectorOptions {
   // wrote (AddWrittenKeys), then read only their cells, packed as DATA is;
   // once it has passed, read every cell. 0: never wait, read every cell.
   std::chrono::milliseconds written_keys_grace{0};
+  // What the I/O thread's timers and round-trip samples read (engine_clock.h);
+  // null: the steady clock. It must outlive the collector.
+  const EngineClock* clock = nullptr;
   // Signs every UPDATE (update_auth.h): the workers take only what verifies.
   UpdateKey update_key;
 };
