@@ -367,7 +367,8 @@ void HotCollector::Impl::HandleUpdateAck(const wire::Header& ack) {
     if (!update.sent) break;
     if (update.acked || update.epoch != ack.epoch || update.seq != ack.seq) continue;
     update.acked = true;
-    newest_acked_update = std::max(newest_acked_update, update.order);
+    // Only an UPDATE sent once says which send was ACKed (see SendUpdates).
+    if (!update.resent) newest_acked_update = std::max(newest_acked_update, update.order);
     const Clock::time_point now = clock.Now();
     if (!update.resent) {
       update_retry.OnRttSample(

@@ -111,15 +111,8 @@ struct HotSender::Impl {
   void Release(std::uint32_t upto);
   void WatchGaps(Clock::time_point now);
   // How long an epoch's REPLICAs may pause before the epoch is reported as
-  // a gap (its LAST, or the whole stream, lost): replica_gap_rtts smoothed
-  // round trips to the switch (they include the queues the REPLICAs wait
-  // in), within [replica_gap_min, replica_gap_timeout].
-  Clock::duration GapTimeout() const {
-    const Clock::duration most = options.replica_gap_timeout;
-    return std::clamp<Clock::duration>(options.replica_gap_rtts * retry.smoothed_rtt(),
-                                       std::min<Clock::duration>(options.replica_gap_min, most),
-                                       most);
-  }
+  // a gap when order shows nothing (its LAST, or the whole stream, lost).
+  Clock::duration GapTimeout() const { return options.replica_gap_timeout; }
   void CheckGaps(Clock::time_point now);
   Clock::time_point NextDeadline(Clock::time_point now) const;
 
@@ -273,7 +266,12 @@ void HotSender::Impl::HandleAck(const wire::Header& ack) {
       return;
     }
     epoch.acked[ack.seq] = true;
-    epoch.newest_acked_send = std::max(epoch.newest_acked_send, epoch.send_order[ack.seq]);
+    // Only a packet sent once says which send was ACKed: the ACK of a resent
+    // one may answer its first send, and taking it for the latest would make
+    // every packet sent between the two look lost (Karn's rule, for order).
+    if (!epoch.resent[ack.seq]) {
+      epoch.newest_acked_send = std::max(epoch.newest_acked_send, epoch.send_order[ack.seq]);
+    }
     if (!epoch.resent[ack.seq]) {
       retry.OnRttSample(std::chrono::duration_cast<std::chrono::microseconds>(
           Clock::now() - epoch.sent_at[ack.seq]));
