@@ -17,6 +17,7 @@ PACKAGES=(
   python3-venv python3-setuptools python3-wheel  # `pip install ./python` into a venv, offline
   libbpf-dev bpftool libelf-dev zlib1g-dev linux-libc-dev   # the XDP switch (src/xdp)
   iproute2 nftables                 # network namespaces, shaped links, injected loss
+  ethtool                           # veth XDP counters (ethtool -S) named in docs/switch.md
   liblinear-tools                   # reference solver for the LR quality check
   procps psmisc
 )

@@ -139,6 +139,12 @@ struct libra_xdp_leading_one {
  * sent (switchd's ingress_loss_injected and egress_loss_injected). */
 #define LIBRA_XDP_INGRESS_LOSS_INJECTED LIBRA_XDP_EVENT(LIBRA_XDP_EVENT_COUNT + 3)
 #define LIBRA_XDP_EGRESS_LOSS_INJECTED LIBRA_XDP_EVENT(LIBRA_XDP_EVENT_COUNT + 4)
-#define LIBRA_XDP_COUNTER_COUNT LIBRA_XDP_EVENT(LIBRA_XDP_EVENT_COUNT + 5)
+/* Answers longer than the frame's tailroom allowed (a RESULT to a 28-byte
+ * row COLLECT: veth leaves only cache-line slack after a frame it copied
+ * from an skb), grown into the headroom instead; and answers that fitted
+ * neither, dropped. */
+#define LIBRA_XDP_REPLIES_GROWN_AT_HEAD LIBRA_XDP_EVENT(LIBRA_XDP_EVENT_COUNT + 5)
+#define LIBRA_XDP_REPLIES_WITHOUT_ROOM LIBRA_XDP_EVENT(LIBRA_XDP_EVENT_COUNT + 6)
+#define LIBRA_XDP_COUNTER_COUNT LIBRA_XDP_EVENT(LIBRA_XDP_EVENT_COUNT + 7)
 
 #endif /* LIBRA_XDP_XDP_ABI_H_ */

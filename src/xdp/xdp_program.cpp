@@ -307,7 +307,9 @@ XdpCounters XdpProgram::xdp_counters() const {
           sums[LIBRA_XDP_CAS_EXHAUSTED],
           upcalls_refused_,
           sums[LIBRA_XDP_INGRESS_LOSS_INJECTED],
-          sums[LIBRA_XDP_EGRESS_LOSS_INJECTED]};
+          sums[LIBRA_XDP_EGRESS_LOSS_INJECTED],
+          sums[LIBRA_XDP_REPLIES_GROWN_AT_HEAD],
+          sums[LIBRA_XDP_REPLIES_WITHOUT_ROOM]};
 }
 
 std::vector<std::pair<std::string, std::uint64_t>> XdpProgram::BackendCounters() const {
@@ -317,7 +319,9 @@ std::vector<std::pair<std::string, std::uint64_t>> XdpProgram::BackendCounters()
           {"cas_exhausted", c.cas_exhausted},
           {"upcalls_refused", c.upcalls_refused},
           {"ingress_loss_injected", c.ingress_loss_injected},
-          {"egress_loss_injected", c.egress_loss_injected}};
+          {"egress_loss_injected", c.egress_loss_injected},
+          {"replies_grown_at_head", c.replies_grown_at_head},
+          {"replies_without_room", c.replies_without_room}};
 }
 
 TestRunResult XdpProgram::TestRun(std::span<const std::uint8_t> frame) {

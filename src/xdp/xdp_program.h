@@ -31,6 +31,8 @@ struct XdpCounters {
   std::uint64_t upcalls_refused = 0;        // packets at the socket that were no upcall
   std::uint64_t ingress_loss_injected = 0;  // dropped on arrival (SetFailureInjection)
   std::uint64_t egress_loss_injected = 0;   // answers dropped instead of sent
+  std::uint64_t replies_grown_at_head = 0;  // answers longer than the tailroom allowed
+  std::uint64_t replies_without_room = 0;   // answers that fitted nowhere, dropped
 };
 
 // The verdict of one pass, and the frame as the program left it.

@@ -414,7 +414,8 @@ static __always_inline __u32 check_payload(const __u8 *in, __u32 len) {
   if (type == LIBRA_WIRE_TYPE_UPDATE || type == LIBRA_WIRE_TYPE_REPLICA) {
     if (count > LIBRA_WIRE_MAX_UPDATE_VALUES) return LIBRA_XDP_DROP_TOO_MANY_SLOTS;
     if (len > LIBRA_WIRE_MAX_MESSAGE_BYTES) return LIBRA_XDP_DROP_OVERSIZED;
-    if (len < LIBRA_WIRE_HEADER_BYTES + LIBRA_WIRE_UPDATE_TAG_BYTES) return LIBRA_XDP_DROP_TRUNCATED;
+    if (len < LIBRA_WIRE_HEADER_BYTES + LIBRA_WIRE_UPDATE_TAG_BYTES)
+      return LIBRA_XDP_DROP_TRUNCATED;
     /* The row blocks, walked: each takes at least 16 bytes. They end where
      * the MAC tag starts; the tag is the hosts' to check, and goes on with
      * the packet as it came. */
@@ -438,13 +439,33 @@ static __always_inline __u32 check_payload(const __u8 *in, __u32 len) {
 
 /* --- deparse --- */
 
+/* Lengthens the frame by `delta` bytes at its front, the Ethernet, IPv4
+ * and UDP headers moved there, so the payload starts `delta` bytes earlier
+ * and may be rewritten at full length. For a frame without the tailroom:
+ * native veth XDP copies a frame that arrives as an skb into a page-pool
+ * buffer sized for its length (only cache-line slack after it), but always
+ * leaves XDP_PACKET_HEADROOM (256 bytes) before it. */
+__noinline int grow_at_head(struct xdp_md *ctx, int delta) {
+  __u8 headers[PAYLOAD_AT];
+  if (!ctx || delta <= 0 || delta > LIBRA_WIRE_MAX_MESSAGE_BYTES) return -1;
+  if (bpf_xdp_load_bytes(ctx, 0, headers, PAYLOAD_AT) != 0) return -1;
+  if (bpf_xdp_adjust_head(ctx, -delta) != 0) return -1;
+  return bpf_xdp_store_bytes(ctx, 0, headers, PAYLOAD_AT) != 0 ? -1 : 0;
+}
+
 /* Sends phv->out[0, out_len) back to the frame's sender, addresses swapped. */
 __noinline int reply(struct xdp_md *ctx, __u32 out_len) {
   struct phv *phv = find_phv();
   if (!phv || !ctx) return XDP_DROP;
   if (out_len < LIBRA_WIRE_HEADER_BYTES || out_len > LIBRA_WIRE_MAX_MESSAGE_BYTES) return XDP_DROP;
   int delta = (int)(PAYLOAD_AT + out_len) - (int)(ctx->data_end - ctx->data);
-  if (delta != 0 && bpf_xdp_adjust_tail(ctx, delta) != 0) return XDP_DROP;
+  if (delta != 0 && bpf_xdp_adjust_tail(ctx, delta) != 0) {
+    if (delta < 0 || grow_at_head(ctx, delta) != 0) {
+      bump(LIBRA_XDP_REPLIES_WITHOUT_ROOM);
+      return XDP_DROP;
+    }
+    bump(LIBRA_XDP_REPLIES_GROWN_AT_HEAD);
+  }
   void *data = (void *)(long)ctx->data;
   void *data_end = (void *)(long)ctx->data_end;
   struct ethhdr *eth = data;
