@@ -406,18 +406,11 @@ void HotCollector::Impl::SendUpdates(Clock::time_point now) {
       continue;
     }
     ++outstanding;
-    if (update.order + kReorderTolerance <= newest_acked_update) {
-      update.packet.SetFlags(update.flags | wire::kFlagRetransmission);
-      out.PushView(update.packet.view(), options.switch_address);
-      update.sent_at = now;
-      update.resent = true;
-      update.order = ++update_sends;
-      ++counters.update_retransmissions;
+    const bool lost_by_order = update.order + kReorderTolerance <= newest_acked_update;
+    if (!lost_by_order && now < UpdateExpiresAt(update)) continue;
+    if (lost_by_order) {
       ++counters.update_fast_retransmissions;
-      continue;
-    }
-    if (now < UpdateExpiresAt(update)) continue;
-    if (!timed_out) {
+    } else if (!timed_out) {
       timed_out = true;
       if (!update_retry.OnTimeout()) {
         counters.updates_abandoned += updates.size();

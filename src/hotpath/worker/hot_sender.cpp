@@ -333,24 +333,19 @@ void HotSender::Impl::SendData(PushEpoch& epoch, Clock::time_point now, net::Sen
   // ACK was). It is resent now, not after the timeout (on loopback the
   // timeout's floor is 25 round trips); a needless resend is a duplicate the
   // switch ACKs without adding.
+  // Otherwise what timed out is resent, oldest first. One expiry backs off
+  // once, however many packets it covers, so the timeout is read before it
+  // doubles.
   constexpr std::uint64_t kReorderTolerance = 3;
-  for (std::uint32_t seq = epoch.base; seq < epoch.next; ++seq) {
-    if (epoch.acked[seq] || epoch.send_order[seq] + kReorderTolerance > epoch.newest_acked_send) {
-      continue;
-    }
-    Resend(epoch.packets[seq], out);
-    ++counters.fast_retransmissions;
-    epoch.sent_at[seq] = now;
-    epoch.resent[seq] = true;
-    epoch.send_order[seq] = ++epoch.sends;
-  }
-  // Resend what timed out, oldest first. One expiry backs off once, however
-  // many packets it covers, so the timeout is read before it doubles.
   const auto timeout = retry.timeout();
   bool timed_out = false;
   for (std::uint32_t seq = epoch.base; seq < epoch.next; ++seq) {
-    if (epoch.acked[seq] || now < epoch.sent_at[seq] + timeout) continue;
-    if (!timed_out) {
+    if (epoch.acked[seq]) continue;
+    const bool lost_by_order = epoch.send_order[seq] + kReorderTolerance <= epoch.newest_acked_send;
+    if (!lost_by_order && now < epoch.sent_at[seq] + timeout) continue;
+    if (lost_by_order) {
+      ++counters.fast_retransmissions;
+    } else if (!timed_out) {
       timed_out = true;
       ++counters.timeouts;
       if (!retry.OnTimeout()) {
