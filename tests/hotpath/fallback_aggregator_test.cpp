@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "hot/placement.h"
+#include "hotpath/small_hot_set.h"
 
 namespace libra::hotpath {
 namespace {
@@ -22,14 +23,7 @@ using hot::Key;
 constexpr int kScale = 16;
 
 // Keys 10, 20, ... 100; every third takes 2 values.
-std::shared_ptr<const hot::HotSet> MakeHotSet() {
-  std::vector<hot::HotKey> keys;
-  for (int k = 1; k <= 10; ++k) {
-    keys.push_back({static_cast<Key>(10 * k), 1 + static_cast<std::uint32_t>(k % 3 == 0), 100});
-  }
-  return std::make_shared<const hot::HotSet>(
-      hot::PlaceHotSet(keys, hot::SwitchLayout{4, 16, 2}, hot::HeatPlacement()));
-}
+std::shared_ptr<const hot::HotSet> MakeHotSet() { return testing::SmallHotSet(); }
 
 std::uint32_t Bits(float f) { return std::bit_cast<std::uint32_t>(f); }
 

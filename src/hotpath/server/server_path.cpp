@@ -9,13 +9,13 @@
 #include <optional>
 #include <span>
 #include <thread>
-#include <unordered_map>
 #include <vector>
 
 #include "hotpath/node/hot_path_node.h"
-#include "hotpath/server/exact_sum.h"
 #include "hotpath/server/fallback_aggregator.h"
 #include "hotpath/server/hot_collector.h"
+#include "hotpath/server/published_values.h"
+#include "hotpath/server/saturated_sums.h"
 #include "ps/internal/logging.h"
 #include "ps/internal/postoffice.h"
 
@@ -111,17 +111,9 @@ class ServerPathImpl final : public ps::ServerHotPath {
     install_ = install;
     local_ = local;
     hot_set_ = install.hot_set;
+    published_.Reset(*hot_set_, owned);
     owned_keys_.CopyFrom(owned.data(), owned.size());
-    owned_lens_.clear();
-    owned_offsets_.clear();
-    owned_values_ = 0;
-    published_vals_.clear();
-    for (libra::hot::Key key : owned) {
-      const int len = static_cast<int>(hot_set_->keys()[hot_set_->Find(key)].value_len);
-      owned_offsets_.push_back(owned_values_);
-      owned_lens_.push_back(len);
-      owned_values_ += static_cast<size_t>(len);
-    }
+    owned_lens_.CopyFrom(published_.lens().data(), published_.lens().size());
     next_apply_ = install.first_epoch;
     if (owned.empty() || stopping_) return;
     aggregator_ = std::make_unique<libra::hotpath::FallbackAggregator>(
@@ -142,9 +134,8 @@ class ServerPathImpl final : public ps::ServerHotPath {
     options.collect_by_row = true;
     options.written_keys_grace = kWrittenKeysGrace;
     options.update_key = install_.update_key;
-    std::vector<libra::hot::Key> owned(owned_keys_.begin(), owned_keys_.end());
     collector_ = std::make_unique<libra::hotpath::HotCollector>(
-        install_.hot_set, owned, options,
+        install_.hot_set, published_.keys(), options,
         [this](CollectedEpoch epoch) { Deliver(std::move(epoch)); });
     publish_all_from_ = first_epoch;
     for (const WrittenKeys& keys : early_reports_) {
@@ -295,11 +286,11 @@ class ServerPathImpl final : public ps::ServerHotPath {
     bool whole;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      whole = published_vals_.size() != owned_values_ ||
-              (collector_ && !fallback_ && epoch.epoch == publish_all_from_);
+      whole =
+          !published_.current() || (collector_ && !fallback_ && epoch.epoch == publish_all_from_);
     }
     Request pull;
-    size_t asked_values = owned_values_;
+    size_t asked_values = published_.num_values();
     if (whole) {
       pull.keys = owned_keys_;
       pull.lens = owned_lens_;
@@ -315,21 +306,14 @@ class ServerPathImpl final : public ps::ServerHotPath {
       LOG(ERROR) << "libra: the request handle answered the hot keys' pull with " << values->size()
                  << " values, not " << asked_values << "; epoch " << epoch.epoch
                  << " not replicated";
-      published_vals_.clear();  // no longer current: the next epoch asks for every key
+      published_.Clear();  // no longer current: the next epoch asks for every key
       return true;
     }
+    const std::span<const float> published(values->data(), values->size());
     if (whole) {
-      published_vals_.assign(values->begin(), values->end());
+      published_.SetAll(published);
     } else {
-      size_t from = 0;
-      for (size_t i = 0; i < epoch.keys.size(); ++i) {
-        const size_t owned = OwnedIndexOf(epoch.keys[i]);
-        if (owned < owned_keys_.size()) {  // an epoch holds owned keys only
-          std::copy_n(values->begin() + from, epoch.lens[i],
-                      published_vals_.begin() + owned_offsets_[owned]);
-        }
-        from += static_cast<size_t>(epoch.lens[i]);
-      }
+      published_.Update(epoch.keys, epoch.lens, published);
     }
     apply_micros_ += static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                                std::chrono::steady_clock::now() - applying)
@@ -353,53 +337,23 @@ class ServerPathImpl final : public ps::ServerHotPath {
   }
 
   // The switch (or the fallback, with the switch's arithmetic) clamped the
-  // sums of `epoch->saturated_keys`: ask every worker for its values of them
-  // (each keeps an epoch until its replica has it, which is after this
-  // server publishes it) and sum them in 64 bits (ExactSum). If a worker no
-  // longer has them, the clamped sums stay, with a warning.
+  // sums of `epoch->saturated_keys`: they are summed again from the
+  // workers' own values (saturated_sums.h). If a worker no longer has them,
+  // the clamped sums stay, with a warning.
   void SumSaturatedExactly(CollectedEpoch* epoch) {
     Repair ask;
     ask.epoch = epoch->epoch;
     ask.keys = epoch->saturated_keys;
     const std::vector<FallbackPush> answers = HotPathNode::Get()->RequestWorkerValues(ask);
-    const bool all = answers.size() == install_.num_workers &&
-                     std::none_of(answers.begin(), answers.end(), [](const FallbackPush& a) {
-                       return a.epoch == FallbackPush::kNotRetained;
-                     });
-    if (!all) {
+    if (!EveryWorkerAnswered(answers, install_.num_workers)) {
       LOG(WARNING) << "libra: " << ask.keys.size() << " hot sums saturated in epoch "
                    << epoch->epoch << " and not every worker still has its values: applied clamped";
       std::lock_guard<std::mutex> lock(mu_);
       saturated_clamped_ += ask.keys.size();
       return;
     }
-    std::unordered_map<libra::hot::Key, std::vector<libra::hotpath::ExactSum>> sums;
-    for (libra::hot::Key key : ask.keys) {
-      const uint32_t len = hot_set_->keys()[hot_set_->Find(key)].value_len;
-      sums.emplace(key, std::vector<libra::hotpath::ExactSum>(
-                            len, libra::hotpath::ExactSum(install_.scale_bits)));
-    }
-    for (const FallbackPush& answer : answers) {
-      size_t offset = 0;
-      for (libra::hot::Key key : answer.keys) {
-        auto it = sums.find(key);
-        if (it == sums.end() || offset + it->second.size() > answer.vals.size()) break;
-        for (libra::hotpath::ExactSum& cell : it->second) cell.Add(answer.vals[offset++]);
-      }
-    }
-    uint64_t still_clamped = 0;
-    size_t offset = 0;
-    for (size_t i = 0; i < epoch->keys.size(); ++i) {
-      const size_t len = static_cast<size_t>(epoch->lens[i]);
-      auto it = sums.find(epoch->keys[i]);
-      if (it != sums.end()) {
-        for (size_t v = 0; v < len; ++v) {
-          epoch->vals[offset + v] = it->second[v].Value();
-          still_clamped += it->second[v].clamped();
-        }
-      }
-      offset += len;
-    }
+    const uint64_t still_clamped =
+        libra::hotpath::SumSaturatedExactly(*hot_set_, install_.scale_bits, answers, epoch);
     LOG(WARNING) << "libra: " << ask.keys.size() << " hot sums saturated in epoch " << epoch->epoch
                  << "; summed exactly from the workers' values";
     std::lock_guard<std::mutex> lock(mu_);
@@ -426,13 +380,7 @@ class ServerPathImpl final : public ps::ServerHotPath {
       }
       Repair answer;
       answer.epoch = published_epoch_.value_or(repair.epoch);
-      for (libra::hot::Key key : repair.keys) {
-        const size_t i = OwnedIndexOf(key);
-        if (i == owned_keys_.size() || published_vals_.size() != owned_values_) continue;
-        answer.keys.push_back(key);
-        const auto first = published_vals_.begin() + owned_offsets_[i];
-        answer.vals.insert(answer.vals.end(), first, first + owned_lens_[i]);
-      }
+      published_.Fill(repair.keys, &answer);
       HotPathNode::Get()->AnswerRepair(request, answer);
       ++repairs_answered_;
       it = waiting_repairs_.erase(it);
@@ -518,17 +466,11 @@ class ServerPathImpl final : public ps::ServerHotPath {
   Install install_;
   libra::UdpEndpoint local_;
   std::shared_ptr<const libra::hot::HotSet> hot_set_;
-  ps::SArray<libra::hot::Key> owned_keys_;  // ascending
+  PublishedValues published_;  // the owned keys, and the values last published
+  // published_'s keys and lengths as the handle's pull of every owned key
+  // takes them.
+  ps::SArray<libra::hot::Key> owned_keys_;
   ps::SArray<int> owned_lens_;
-  std::vector<size_t> owned_offsets_;  // where each owned key's values start in published_vals_
-  size_t owned_values_ = 0;
-
-  // The position of `key` in owned_keys_ (ascending), or owned_keys_.size().
-  size_t OwnedIndexOf(libra::hot::Key key) const {
-    const auto at = std::lower_bound(owned_keys_.begin(), owned_keys_.end(), key);
-    return at != owned_keys_.end() && *at == key ? static_cast<size_t>(at - owned_keys_.begin())
-                                                 : owned_keys_.size();
-  }
 
   // Where the epochs come from: the switch, or the workers while it is down.
   std::unique_ptr<libra::hotpath::HotCollector> collector_;
@@ -556,7 +498,6 @@ class ServerPathImpl final : public ps::ServerHotPath {
   int next_timestamp_ = 0;
   uint64_t epochs_applied_ = 0;
   std::optional<uint32_t> published_epoch_;
-  std::vector<float> published_vals_;  // every owned value (owned_offsets_), or empty
   std::list<std::pair<ps::SimpleData, Repair>> waiting_repairs_;
   uint64_t repairs_answered_ = 0;
   uint64_t apply_micros_ = 0;  // the handle's push and pull of each epoch, summed

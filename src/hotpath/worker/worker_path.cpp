@@ -3,21 +3,21 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cmath>
 #include <deque>
 #include <future>
 #include <mutex>
 #include <optional>
 #include <thread>
 #include <unordered_map>
-#include <unordered_set>
 
-#include "hot/hot_key_table.h"
 #include "hot/hot_switch_layout.h"
-#include "hotpath/messages/written_keys.h"
 #include "hotpath/node/hot_path_node.h"
+#include "hotpath/worker/hot_key_routes.h"
 #include "hotpath/worker/hot_sender.h"
-#include "hotpath/worker/sampled_counts.h"
+#include "hotpath/worker/hot_split.h"
+#include "hotpath/worker/key_sampler.h"
+#include "hotpath/worker/replica_lag.h"
+#include "hotpath/worker/retained_values.h"
 #include "ps/internal/logging.h"
 #include "ps/internal/postoffice.h"
 #include "ps/internal/threadsafe_queue.h"
@@ -50,20 +50,9 @@ constexpr std::chrono::milliseconds kRepairAfter{10000};
 // beyond a round trip of any link the hot path runs on.
 constexpr std::chrono::milliseconds kProbeBudget{3000};
 
-// Values per key of a push: lens, or an even share of vals.
-int LengthOf(const ps::WorkerHotPath::Parts& parts, size_t i) {
-  if (!parts.lens.empty()) return parts.lens[i];
-  return parts.keys.empty() ? 0 : static_cast<int>(parts.vals.size() / parts.keys.size());
-}
-
 // How often a read waiting for the replica looks whether the worker fell
 // back meanwhile (then the servers answer it instead).
 constexpr std::chrono::milliseconds kReplicaPollSlice{100};
-
-// Epochs sent to the servers that a worker keeps for a server that asks for
-// the values of saturated keys: a server applies epochs in order, and a
-// worker runs at most an epoch or two ahead of the slowest.
-constexpr size_t kEpochsKeptAfterSending = 8;
 
 // How long a resumed hot path waits for the failed incarnation's sender to
 // let go of the UDP address the new one binds.
@@ -120,7 +109,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     resume_cond_.wait(lock, [this] { return !hold_from_ || next_epoch_ < *hold_from_; });
     if (epochs_pushed_++ == 0) next_epoch_ = resume_epoch.load();
     const uint32_t epoch = next_epoch_++;
-    if (epoch < first_hot_epoch_) Count(all);
+    if (epoch < first_hot_epoch_) sampler_.Count(all);
     if (epoch >= first_hot_epoch_ && !joined_) Join(all, epoch);
     if (!hot_set_) {
       *cold = all;
@@ -129,7 +118,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     if (resume_ && epoch == resume_->first_epoch)
       StartSender(resume_->job_id, epoch, resume_->generation);
     Parts hot;
-    Split(all, &hot, cold);
+    SplitHotAndCold(*hot_set_, all, &hot, cold);
     if (epochs_hot_ == 0 && hot.keys.empty() && !all.keys.empty()) {
       // Said once: a hot set that holds none of the keys pushed is almost
       // always one made for other keys (another data set, or `libra profile
@@ -193,23 +182,6 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     tasks_.Push(std::move(task));
   }
 
-  // Sampling phase: what the controller needs to choose the hot set.
-  void Count(const Parts& all) {
-    // A push of millions of keys: size the table once instead of rehashing
-    // it at every doubling, and fetch slots ahead of their use.
-    if (counts_.size() == 0 && all.keys.size() > 4096) {
-      counts_ = libra::hot::HotKeyTable<Sampled>(all.keys.size());
-    }
-    constexpr size_t kAhead = 8;
-    for (size_t i = 0; i < all.keys.size(); ++i) {
-      if (i + kAhead < all.keys.size()) counts_.Prefetch(all.keys[i + kAhead]);
-      Sampled& s = counts_.FindOrInsert(all.keys[i], Sampled{});
-      ++s.updates;
-      s.value_len = static_cast<uint32_t>(LengthOf(all, i));
-    }
-    for (float v : all.vals) max_abs_ = std::max(max_abs_, std::fabs(v));
-  }
-
   // The most keys the controller can choose: one cell each, the switch's
   // cells (or LIBRA_CAPACITY's, if fewer).
   uint64_t MostHotKeys() const {
@@ -221,21 +193,14 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
 
   void Join(const Parts& all, uint32_t epoch) {
     joined_ = true;
-    for (float v : all.vals) max_abs_ = std::max(max_abs_, std::fabs(v));
+    sampler_.NoteMagnitudes(all);
     JoinRequest join;
     join.epoch = epoch;
     join.role = JoinRequest::Role::kWorker;
     join.rank = static_cast<uint32_t>(ps::Postoffice::Get()->my_rank());
     join.address = node_->ReserveUdpEndpoint();
-    join.max_abs_value = max_abs_;
-    std::vector<KeyCount> counted;
-    counts_.ForEach([&](ps::Key key, const Sampled& s) {
-      counted.push_back({key, s.value_len, s.updates, 0});
-    });
-    counts_.Clear();
-    keys_counted_ = counted.size();
-    join.counts = HeaviestCounts(std::move(counted), MostHotKeys());
-    keys_sent_ = join.counts.size();
+    join.max_abs_value = sampler_.max_abs();
+    join.counts = sampler_.TakeHeaviest(MostHotKeys());
     ps::SArray<ps::Key> keys;
     for (const KeyCount& c : join.counts) keys.push_back(c.key);
     const std::vector<uint32_t> servers = server_of_(keys);
@@ -243,14 +208,15 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     Install install = node_->JoinAndWait(join);
     if (!install.enabled) return;  // the controller logged why
     hot_set_ = install.hot_set;
-    key_owners_ =
-        HotKeyOwners(*install.hot_set, install.owners, ps::Postoffice::Get()->GetServerKeyRanges());
+    routes_ = std::make_unique<HotKeyRoutes>(
+        install.hot_set,
+        HotKeyOwners(*install.hot_set, install.owners, ps::Postoffice::Get()->GetServerKeyRanges()),
+        static_cast<uint32_t>(ps::Postoffice::Get()->num_servers()));
     sender_options_.worker_id = static_cast<uint16_t>(join.rank);
     sender_options_.switch_address = Config().switch_data;
     sender_options_.local = join.address;
-    sender_options_.key_owners.assign(key_owners_.begin(), key_owners_.end());
+    sender_options_.key_owners.assign(routes_->owners().begin(), routes_->owners().end());
     sender_options_.update_key = install.update_key;
-    key_position_ = libra::hotpath::OwnedKeyPositions(*hot_set_, key_owners_, &keys_of_server_);
     StartSender(install.job_id, install.first_epoch, 0);
     LOG(INFO) << "libra: worker " << join.rank << " on the hot path from epoch "
               << install.first_epoch << " (" << hot_set_->size() << " hot keys)";
@@ -336,68 +302,22 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     resume_cond_.notify_all();
   }
 
-  // Keys of the hot set whose length matches it go hot, in the push's order.
-  void Split(const Parts& all, Parts* hot, Parts* cold) const {
-    size_t offset = 0;
-    for (size_t i = 0; i < all.keys.size(); ++i) {
-      const int len = LengthOf(all, i);
-      const uint32_t index = hot_set_->Find(all.keys[i]);
-      const bool is_hot = index != libra::hot::HotSet::kCold &&
-                          hot_set_->keys()[index].value_len == static_cast<uint32_t>(len);
-      Parts* to = is_hot ? hot : cold;
-      to->keys.push_back(all.keys[i]);
-      for (int j = 0; j < len; ++j) to->vals.push_back(all.vals[offset + j]);
-      if (is_hot || !all.lens.empty()) to->lens.push_back(len);
-      offset += len;
-    }
-  }
-
   // VALUES: this worker's values of `ask.keys` in epoch `ask.epoch`, from
   // the sender (it keeps an epoch until its replica has it) or from the
   // epochs it last sent to the servers.
   FallbackPush ValuesOf(const Repair& ask) {
     std::lock_guard<std::mutex> lock(push_mu_);
-    FallbackPush out;
-    out.worker = sender_options_.worker_id;
-    out.epoch = FallbackPush::kNotRetained;
     std::optional<libra::hotpath::RetainedPush> kept;
     if (sender_) kept = sender_->Retained(ask.epoch);
-    for (const libra::hotpath::RetainedPush& push : sent_to_servers_) {
-      if (!kept && push.epoch == ask.epoch) kept = push;
-    }
-    if (!kept) return out;
-    out.epoch = ask.epoch;
-    const std::unordered_set<ps::Key> wanted(ask.keys.begin(), ask.keys.end());
-    size_t offset = 0;
-    for (size_t i = 0; i < kept->keys.size(); ++i) {
-      const size_t len = static_cast<size_t>(kept->lens[i]);
-      if (wanted.count(kept->keys[i]) != 0) {
-        out.keys.push_back(kept->keys[i]);
-        out.vals.insert(out.vals.end(), kept->vals.begin() + offset,
-                        kept->vals.begin() + offset + len);
-      }
-      offset += len;
-    }
-    return out;
+    if (!kept) kept = sent_to_servers_.Find(ask.epoch);
+    return ValuesOfKeys(kept ? &*kept : nullptr, sender_options_.worker_id, ask.keys);
   }
 
   // One epoch's hot values to the servers, each its own keys (every server
   // gets one, maybe empty: it counts the workers).
   void SendToServers(uint32_t epoch, std::span<const ps::Key> keys, std::span<const float> vals) {
-    std::vector<FallbackPush> pushes(ps::Postoffice::Get()->num_servers());
-    for (FallbackPush& push : pushes) {
-      push.epoch = epoch;
-      push.worker = sender_options_.worker_id;
-    }
-    size_t offset = 0;
-    for (ps::Key key : keys) {
-      const uint32_t index = hot_set_->Find(key);
-      const uint32_t len = hot_set_->keys()[index].value_len;
-      FallbackPush& push = pushes.at(key_owners_[index]);
-      push.keys.push_back(key);
-      push.vals.insert(push.vals.end(), vals.begin() + offset, vals.begin() + offset + len);
-      offset += len;
-    }
+    const std::vector<FallbackPush> pushes =
+        routes_->SplitByServer(epoch, sender_options_.worker_id, keys, vals);
     for (size_t s = 0; s < pushes.size(); ++s) {
       node_->SendFallbackPush(static_cast<int>(s), pushes[s]);
     }
@@ -409,32 +329,18 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     for (ps::Key key : keys) {
       kept.lens.push_back(static_cast<int>(hot_set_->keys()[hot_set_->Find(key)].value_len));
     }
-    sent_to_servers_.push_back(std::move(kept));
-    if (sent_to_servers_.size() > kEpochsKeptAfterSending) sent_to_servers_.pop_front();
+    sent_to_servers_.Keep(std::move(kept));
   }
 
   // Tells every server that owns hot keys which of them this epoch's hot
   // push carries (WRITTEN_KEYS), so that it reads only their cells; sent
   // before the values, so it is ahead of the cold ones.
   void SendWrittenKeys(uint32_t epoch, const ps::SArray<ps::Key>& hot_keys) {
-    std::vector<std::vector<uint32_t>> positions(keys_of_server_.size());
-    for (ps::Key key : hot_keys) {
-      const uint32_t index = hot_set_->Find(key);
-      positions[key_owners_[index]].push_back(key_position_[index]);
-    }
-    for (size_t s = 0; s < positions.size(); ++s) {
-      if (keys_of_server_[s] == 0) continue;
-      // A push's keys ascend, and so do their positions; a caller's unsorted
-      // push (PS-lite asks for sorted keys but does not check) is sorted here.
-      if (!std::is_sorted(positions[s].begin(), positions[s].end())) {
-        std::sort(positions[s].begin(), positions[s].end());
-      }
-      positions[s].erase(std::unique(positions[s].begin(), positions[s].end()), positions[s].end());
-      WrittenKeys report;
-      report.epoch = epoch;
-      report.worker = sender_options_.worker_id;
-      report.key_set = libra::hotpath::EncodeKeySet(positions[s], keys_of_server_[s]);
-      node_->SendWrittenKeys(static_cast<int>(s), report);
+    const std::vector<HotKeyRoutes::Report> reports =
+        routes_->WrittenKeysOf(epoch, sender_options_.worker_id,
+                               std::span<const ps::Key>(hot_keys.data(), hot_keys.size()));
+    for (size_t s = 0; s < reports.size(); ++s) {
+      if (reports[s].has_keys) node_->SendWrittenKeys(static_cast<int>(s), reports[s].keys);
     }
   }
 
@@ -561,15 +467,10 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     return out;
   }
 
-  // Lost REPLICAs of an epoch leave the replica behind, and the sender will
-  // not start epoch e+2 before epoch e is complete (the switch's banks). A
-  // pull repairs the keys it reads; this repairs the rest: when the replica
-  // has stayed more than one epoch behind the last push for kRepairAfter, it
-  // asks the servers for everything they published.
+  // Repairs what the sender reports as gaps, and the whole replica when it
+  // lags (replica_lag.h).
   void WatchReplica() {
-    // Since when the replica has been behind; the epoch of the clock (zero)
-    // while it is not.
-    Clock::time_point behind_since{};
+    ReplicaLag lag(kRepairAfter);
     std::unique_lock<std::mutex> lock(watch_mu_);
     while (true) {
       watch_cond_.wait_for(lock, std::chrono::milliseconds(50),
@@ -587,31 +488,24 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
         RepairKeys(request);
         lock.lock();
       }
-      std::optional<uint32_t> wanted;
+      std::optional<uint32_t> lagging;
       // Not under watch_mu_: the sender's I/O thread takes it to report a
       // gap, and must never wait for push_mu_.
       lock.unlock();
       {
         std::lock_guard<std::mutex> push_lock(push_mu_);
-        if (sender_ && !fallback_ && last_pushed_ > sender_first_epoch_) {
-          const std::optional<uint32_t> reached = sender_->ReplicaEpoch();
-          if (!reached || *reached + 1 < last_pushed_) {
-            wanted = reached ? *reached + 1 : sender_first_epoch_;
-          }
+        if (sender_ && !fallback_) {
+          lagging =
+              ReplicaLag::LaggingEpoch(sender_->ReplicaEpoch(), last_pushed_, sender_first_epoch_);
         }
       }
       lock.lock();
       if (stopping_) return;
-      if (!wanted) {
-        behind_since = {};
-        continue;
-      }
-      if (behind_since == Clock::time_point{}) behind_since = Clock::now();
-      if (Clock::now() - behind_since < kRepairAfter) continue;
+      const std::optional<uint32_t> repair = lag.Observe(Clock::now(), lagging);
+      if (!repair) continue;
       lock.unlock();
-      RepairAll(*wanted);
+      RepairAll(*repair);
       lock.lock();
-      behind_since = {};
     }
   }
 
@@ -688,20 +582,21 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
 
   nlohmann::json Report() {
     std::lock_guard<std::mutex> lock(push_mu_);
-    nlohmann::json out = {{"role", "worker"},
-                          {"sampled_keys", {{"counted", keys_counted_}, {"sent", keys_sent_}}},
-                          {"epochs_hot", epochs_hot_},
-                          {"hot_values_pushed", hot_values_},
-                          {"cold_values_pushed", cold_values_},
-                          {"replica_repairs", repairs_.load()},
-                          {"repair_micros", repair_micros_.load()},
-                          {"repaired_values", repaired_values_.load()},
-                          {"fallback",
-                           {{"fallbacks", fallbacks_},
-                            {"resumes", resumes_},
-                            {"epochs_resent", epochs_resent_},
-                            {"epochs_to_servers", epochs_to_servers_},
-                            {"reads_from_servers", reads_from_servers_.load()}}}};
+    nlohmann::json out = {
+        {"role", "worker"},
+        {"sampled_keys", {{"counted", sampler_.keys_counted()}, {"sent", sampler_.keys_taken()}}},
+        {"epochs_hot", epochs_hot_},
+        {"hot_values_pushed", hot_values_},
+        {"cold_values_pushed", cold_values_},
+        {"replica_repairs", repairs_.load()},
+        {"repair_micros", repair_micros_.load()},
+        {"repaired_values", repaired_values_.load()},
+        {"fallback",
+         {{"fallbacks", fallbacks_},
+          {"resumes", resumes_},
+          {"epochs_resent", epochs_resent_},
+          {"epochs_to_servers", epochs_to_servers_},
+          {"reads_from_servers", reads_from_servers_.load()}}}};
     if (!hot_set_) return out;
     out["hot_keys"] = hot_set_->size();
     out["hot_values"] = hot_set_->num_values();
@@ -733,11 +628,6 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     return out;
   }
 
-  struct Sampled {
-    uint64_t updates = 0;
-    uint32_t value_len = 1;
-  };
-
   HotPathNode* node_;
   const uint32_t first_hot_epoch_;
   const ServerOf server_of_;
@@ -752,14 +642,10 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
   uint64_t epochs_pushed_ = 0;  // by this process (a resumed job starts at resume_epoch)
   bool joined_ = false;
   uint32_t last_pushed_ = 0;
-  libra::hot::HotKeyTable<Sampled> counts_;
-  uint64_t keys_counted_ = 0, keys_sent_ = 0;  // distinct keys sampled; of them in the JOIN
-  float max_abs_ = 0;
+  KeySampler sampler_;
   std::shared_ptr<const libra::hot::HotSet> hot_set_;  // null: the plain path
-  std::vector<uint32_t> key_owners_;                   // server of each hot key (hot-set order)
-  std::vector<uint32_t> key_position_;    // hot key -> its position among its server's keys
-  std::vector<uint32_t> keys_of_server_;  // per server: how many hot keys it owns
-  libra::hotpath::HotSenderOptions sender_options_;  // all but the job and the first epoch
+  std::unique_ptr<const HotKeyRoutes> routes_;         // set with hot_set_
+  libra::hotpath::HotSenderOptions sender_options_;    // all but the job and the first epoch
   // The switch's side: null while the switch is down (fallback_).
   std::shared_ptr<libra::hotpath::HotSender> sender_;
   uint32_t sender_first_epoch_ = 0;
@@ -768,7 +654,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
   std::atomic<bool> fallback_{false};
   std::optional<uint32_t> hold_from_;  // RESUME_QUERY answered: no push from this epoch
   std::optional<Resume> resume_;       // back on the switch at resume_->first_epoch
-  std::deque<libra::hotpath::RetainedPush> sent_to_servers_;  // the last epochs, for VALUES
+  RetainedValues sent_to_servers_;     // the last epochs sent to the servers, for VALUES
   std::condition_variable resume_cond_;
   uint64_t epochs_hot_ = 0, hot_values_ = 0, cold_values_ = 0;
   uint64_t fallbacks_ = 0, resumes_ = 0, epochs_resent_ = 0, epochs_to_servers_ = 0;

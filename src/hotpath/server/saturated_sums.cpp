@@ -1,0 +1,47 @@
+#include "hotpath/server/saturated_sums.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "hotpath/server/exact_sum.h"
+
+namespace libra::hotpath {
+
+bool EveryWorkerAnswered(const std::vector<FallbackPush>& answers, std::uint32_t num_workers) {
+  return answers.size() == num_workers &&
+         std::none_of(answers.begin(), answers.end(),
+                      [](const FallbackPush& a) { return a.epoch == FallbackPush::kNotRetained; });
+}
+
+std::uint64_t SumSaturatedExactly(const hot::HotSet& hot_set, int scale_bits,
+                                  const std::vector<FallbackPush>& answers, CollectedEpoch* epoch) {
+  std::unordered_map<hot::Key, std::vector<ExactSum>> sums;
+  for (hot::Key key : epoch->saturated_keys) {
+    const std::uint32_t len = hot_set.keys()[hot_set.Find(key)].value_len;
+    sums.emplace(key, std::vector<ExactSum>(len, ExactSum(scale_bits)));
+  }
+  for (const FallbackPush& answer : answers) {
+    std::size_t offset = 0;
+    for (hot::Key key : answer.keys) {
+      auto it = sums.find(key);
+      if (it == sums.end() || offset + it->second.size() > answer.vals.size()) break;
+      for (ExactSum& cell : it->second) cell.Add(answer.vals[offset++]);
+    }
+  }
+  std::uint64_t still_clamped = 0;
+  std::size_t offset = 0;
+  for (std::size_t i = 0; i < epoch->keys.size(); ++i) {
+    const std::size_t len = static_cast<std::size_t>(epoch->lens[i]);
+    auto it = sums.find(epoch->keys[i]);
+    if (it != sums.end()) {
+      for (std::size_t v = 0; v < len; ++v) {
+        epoch->vals[offset + v] = it->second[v].Value();
+        still_clamped += it->second[v].clamped();
+      }
+    }
+    offset += len;
+  }
+  return still_clamped;
+}
+
+}  // namespace libra::hotpath

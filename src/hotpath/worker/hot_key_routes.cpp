@@ -1,0 +1,62 @@
+#include "hotpath/worker/hot_key_routes.h"
+
+#include <algorithm>
+
+#include "hotpath/messages/written_keys.h"
+
+namespace libra::hotpath {
+
+HotKeyRoutes::HotKeyRoutes(std::shared_ptr<const hot::HotSet> hot_set,
+                           std::vector<std::uint32_t> owners, std::uint32_t num_servers)
+    : hot_set_(std::move(hot_set)), owners_(std::move(owners)) {
+  position_ = OwnedKeyPositions(*hot_set_, owners_, &keys_of_server_);
+  // OwnedKeyPositions sizes the list by the highest owner; servers above it
+  // own nothing.
+  if (keys_of_server_.size() < num_servers) keys_of_server_.resize(num_servers, 0);
+}
+
+std::vector<FallbackPush> HotKeyRoutes::SplitByServer(std::uint32_t epoch, std::uint32_t worker,
+                                                      std::span<const hot::Key> keys,
+                                                      std::span<const float> vals) const {
+  std::vector<FallbackPush> pushes(keys_of_server_.size());
+  for (FallbackPush& push : pushes) {
+    push.epoch = epoch;
+    push.worker = worker;
+  }
+  std::size_t offset = 0;
+  for (hot::Key key : keys) {
+    const std::uint32_t index = hot_set_->Find(key);
+    const std::uint32_t len = hot_set_->keys()[index].value_len;
+    FallbackPush& push = pushes.at(owners_[index]);
+    push.keys.push_back(key);
+    push.vals.insert(push.vals.end(), vals.begin() + offset, vals.begin() + offset + len);
+    offset += len;
+  }
+  return pushes;
+}
+
+std::vector<HotKeyRoutes::Report> HotKeyRoutes::WrittenKeysOf(
+    std::uint32_t epoch, std::uint32_t worker, std::span<const hot::Key> hot_keys) const {
+  std::vector<std::vector<std::uint32_t>> positions(keys_of_server_.size());
+  for (hot::Key key : hot_keys) {
+    const std::uint32_t index = hot_set_->Find(key);
+    positions[owners_[index]].push_back(position_[index]);
+  }
+  std::vector<Report> reports(keys_of_server_.size());
+  for (std::size_t s = 0; s < positions.size(); ++s) {
+    if (keys_of_server_[s] == 0) continue;
+    // A push's keys ascend, and so do their positions; a caller's unsorted
+    // push (PS-lite asks for sorted keys but does not check) is sorted here.
+    if (!std::is_sorted(positions[s].begin(), positions[s].end())) {
+      std::sort(positions[s].begin(), positions[s].end());
+    }
+    positions[s].erase(std::unique(positions[s].begin(), positions[s].end()), positions[s].end());
+    reports[s].has_keys = true;
+    reports[s].keys.epoch = epoch;
+    reports[s].keys.worker = worker;
+    reports[s].keys.key_set = EncodeKeySet(positions[s], keys_of_server_[s]);
+  }
+  return reports;
+}
+
+}  // namespace libra::hotpath

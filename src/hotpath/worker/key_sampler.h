@@ -1,0 +1,46 @@
+// The worker's sampling phase: before the hot path's first epoch a worker
+// counts how often it pushes each key (and the largest magnitude it pushes),
+// and its JOIN hands the controller the heaviest of those counts
+// (sampled_counts.h), from which the controller chooses the hot set.
+//
+// Not thread-safe: the worker path calls it under its push lock.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "hot/hot_key_table.h"
+#include "hotpath/messages/control_messages.h"
+#include "ps/internal/hot_path_hooks.h"
+
+namespace libra::hotpath {
+
+class KeySampler {
+ public:
+  // Counts one push of the sampling phase.
+  void Count(const ps::WorkerHotPath::Parts& push);
+
+  // Takes the magnitudes of `push` into max_abs() without counting it (the
+  // JOIN's own push).
+  void NoteMagnitudes(const ps::WorkerHotPath::Parts& push);
+
+  // The `limit` heaviest counts, in ascending key order (HeaviestCounts),
+  // their `server` left 0 for the caller to fill; forgets every count.
+  std::vector<KeyCount> TakeHeaviest(std::size_t limit);
+
+  float max_abs() const { return max_abs_; }
+  std::uint64_t keys_counted() const { return keys_counted_; }  // distinct, at TakeHeaviest
+  std::uint64_t keys_taken() const { return keys_taken_; }
+
+ private:
+  struct Sampled {
+    std::uint64_t updates = 0;
+    std::uint32_t value_len = 1;
+  };
+  hot::HotKeyTable<Sampled> counts_;
+  float max_abs_ = 0;
+  std::uint64_t keys_counted_ = 0, keys_taken_ = 0;
+};
+
+}  // namespace libra::hotpath

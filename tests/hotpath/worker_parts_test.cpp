@@ -1,0 +1,187 @@
+// The parts of the worker's side of the hot path (worker_path.h names
+// them), each on its own: the sampling phase, the hot/cold split, the
+// routes of hot keys to their servers, the values kept for VALUES, and when
+// a lagging replica is repaired as a whole.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <vector>
+
+#include "hotpath/messages/written_keys.h"
+#include "hotpath/small_hot_set.h"
+#include "hotpath/worker/hot_key_routes.h"
+#include "hotpath/worker/hot_split.h"
+#include "hotpath/worker/key_sampler.h"
+#include "hotpath/worker/replica_lag.h"
+#include "hotpath/worker/retained_values.h"
+
+namespace libra::hotpath {
+namespace {
+
+using Parts = ps::WorkerHotPath::Parts;
+using testing::SmallHotSet;
+using testing::SmallHotSetLength;
+
+Parts PushOf(const std::vector<hot::Key>& keys, const std::vector<int>& lens) {
+  Parts push;
+  float v = 1;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    push.keys.push_back(keys[i]);
+    if (!lens.empty()) push.lens.push_back(lens[i]);
+    const int len = lens.empty() ? 1 : lens[i];
+    for (int j = 0; j < len; ++j) push.vals.push_back(v++);
+  }
+  return push;
+}
+
+TEST(KeySampler, CountsEveryPushAndTakesTheHeaviestOnce) {
+  KeySampler sampler;
+  sampler.Count(PushOf({1, 2, 3}, {1, 2, 1}));
+  sampler.Count(PushOf({2, 3}, {2, 1}));
+  Parts big = PushOf({3}, {});
+  big.vals[0] = -7.5f;
+  sampler.Count(big);
+  Parts join = PushOf({4}, {});
+  join.vals[0] = 9.f;
+  sampler.NoteMagnitudes(join);
+  EXPECT_EQ(sampler.max_abs(), 9.f);
+
+  const std::vector<KeyCount> taken = sampler.TakeHeaviest(2);
+  ASSERT_EQ(taken.size(), 2u);
+  EXPECT_EQ(taken[0].key, 2u);  // ascending keys: 2 (2 pushes), 3 (3 pushes)
+  EXPECT_EQ(taken[0].updates, 2u);
+  EXPECT_EQ(taken[0].value_len, 2u);
+  EXPECT_EQ(taken[1].key, 3u);
+  EXPECT_EQ(taken[1].updates, 3u);
+  EXPECT_EQ(sampler.keys_counted(), 3u);
+  EXPECT_EQ(sampler.keys_taken(), 2u);
+  EXPECT_TRUE(sampler.TakeHeaviest(10).empty()) << "the counts are forgotten once taken";
+}
+
+TEST(HotSplit, HotKeysOfTheirSampledLengthGoHotInThePushOrder) {
+  const auto hot_set = SmallHotSet();
+  // 30 is hot with 2 values; pushed with 1 it stays cold. 5 is not hot.
+  const Parts push = PushOf({5, 10, 30, 60, 70}, {1, 1, 1, 2, 1});
+  Parts hot, cold;
+  SplitHotAndCold(*hot_set, push, &hot, &cold);
+  EXPECT_EQ(std::vector<hot::Key>(hot.keys.begin(), hot.keys.end()),
+            (std::vector<hot::Key>{10, 60, 70}));
+  EXPECT_EQ(std::vector<float>(hot.vals.begin(), hot.vals.end()), (std::vector<float>{2, 4, 5, 6}));
+  EXPECT_EQ(std::vector<int>(hot.lens.begin(), hot.lens.end()), (std::vector<int>{1, 2, 1}));
+  EXPECT_EQ(std::vector<hot::Key>(cold.keys.begin(), cold.keys.end()),
+            (std::vector<hot::Key>{5, 30}));
+  EXPECT_EQ(std::vector<float>(cold.vals.begin(), cold.vals.end()), (std::vector<float>{1, 3}));
+  EXPECT_EQ(cold.lens.size(), 2u) << "the push had lens, so the cold part keeps them";
+}
+
+TEST(HotSplit, APushWithoutLensSharesItsValuesEvenlyAndTheColdPartHasNoLens) {
+  const auto hot_set = SmallHotSet();
+  const Parts push = PushOf({10, 11}, {});
+  EXPECT_EQ(ValuesOfKey(push, 0), 1);
+  Parts hot, cold;
+  SplitHotAndCold(*hot_set, push, &hot, &cold);
+  EXPECT_EQ(hot.keys.size(), 1u);
+  EXPECT_EQ(hot.lens.size(), 1u);
+  EXPECT_EQ(cold.keys.size(), 1u);
+  EXPECT_TRUE(cold.lens.empty());
+}
+
+// Keys 10..50 on server 0, 60..100 on server 1, of 3 servers.
+HotKeyRoutes TwoOfThreeServers() {
+  const auto hot_set = SmallHotSet();
+  std::vector<uint32_t> owners;
+  for (const hot::HotKey& k : hot_set->keys()) owners.push_back(k.key <= 50 ? 0 : 1);
+  return HotKeyRoutes(hot_set, owners, 3);
+}
+
+TEST(HotKeyRoutes, AFallbackEpochGivesEveryServerAPushOfItsOwnKeys) {
+  const HotKeyRoutes routes = TwoOfThreeServers();
+  const std::vector<hot::Key> keys = {10, 60, 30};
+  const std::vector<float> vals = {1, 2, 3, 4, 5};  // 60 and 30 take 2 values
+  const std::vector<FallbackPush> pushes = routes.SplitByServer(7, 4, keys, vals);
+  ASSERT_EQ(pushes.size(), 3u);
+  for (const FallbackPush& p : pushes) {
+    EXPECT_EQ(p.epoch, 7u);
+    EXPECT_EQ(p.worker, 4u);
+  }
+  EXPECT_EQ(pushes[0].keys, (std::vector<hot::Key>{10, 30}));
+  EXPECT_EQ(pushes[0].vals, (std::vector<float>{1, 4, 5}));
+  EXPECT_EQ(pushes[1].keys, (std::vector<hot::Key>{60}));
+  EXPECT_EQ(pushes[1].vals, (std::vector<float>{2, 3}));
+  EXPECT_TRUE(pushes[2].keys.empty()) << "a server without hot keys still counts the worker";
+}
+
+TEST(HotKeyRoutes, WrittenKeysNameEachServersKeysByTheirPositionThere) {
+  const HotKeyRoutes routes = TwoOfThreeServers();
+  const std::vector<hot::Key> keys = {90, 20, 60, 20};  // unsorted, repeated
+  const std::vector<HotKeyRoutes::Report> reports = routes.WrittenKeysOf(3, 1, keys);
+  ASSERT_EQ(reports.size(), 3u);
+  EXPECT_FALSE(reports[2].has_keys) << "server 2 owns no hot key";
+  ASSERT_TRUE(reports[0].has_keys);
+  ASSERT_TRUE(reports[1].has_keys);
+  EXPECT_EQ(reports[0].keys.epoch, 3u);
+  EXPECT_EQ(reports[0].keys.worker, 1u);
+  // Server 0 owns 10..50 (positions 0..4), server 1 60..100.
+  std::vector<uint8_t> bitmap(1, 0);
+  ASSERT_TRUE(MergeKeySet(reports[0].keys.key_set, 5, bitmap));
+  EXPECT_EQ(bitmap[0], 0b00010);  // 20
+  bitmap.assign(1, 0);
+  ASSERT_TRUE(MergeKeySet(reports[1].keys.key_set, 5, bitmap));
+  EXPECT_EQ(bitmap[0], 0b01001);  // 60, 90
+}
+
+RetainedPush Kept(uint32_t epoch) {
+  RetainedPush push;
+  push.epoch = epoch;
+  push.keys = {10, 30, 40};
+  push.vals = {1, 2, 3, 4};
+  push.lens = {1, 2, 1};
+  return push;
+}
+
+TEST(RetainedValues, TheLastEpochsSentToTheServersAreKept) {
+  RetainedValues kept;
+  for (uint32_t e = 0; e < RetainedValues::kEpochsKept + 2; ++e) kept.Keep(Kept(e));
+  EXPECT_FALSE(kept.Find(0));
+  EXPECT_FALSE(kept.Find(1));
+  ASSERT_TRUE(kept.Find(2));
+  EXPECT_EQ(kept.Find(2)->epoch, 2u);
+  EXPECT_TRUE(kept.Find(RetainedValues::kEpochsKept + 1));
+}
+
+TEST(RetainedValues, AValuesAnswerHoldsTheAskedKeysWithTheirValues) {
+  const RetainedPush push = Kept(5);
+  const std::vector<hot::Key> asked = {30, 99};
+  const FallbackPush answer = ValuesOfKeys(&push, 2, asked);
+  EXPECT_EQ(answer.epoch, 5u);
+  EXPECT_EQ(answer.worker, 2u);
+  EXPECT_EQ(answer.keys, (std::vector<hot::Key>{30}));
+  EXPECT_EQ(answer.vals, (std::vector<float>{2, 3}));
+  const FallbackPush none = ValuesOfKeys(nullptr, 2, asked);
+  EXPECT_EQ(none.epoch, FallbackPush::kNotRetained);
+  EXPECT_TRUE(none.keys.empty());
+}
+
+TEST(ReplicaLag, AReplicaMoreThanAnEpochBehindLags) {
+  EXPECT_FALSE(ReplicaLag::LaggingEpoch(std::nullopt, 4, 4)) << "nothing pushed past the first";
+  EXPECT_EQ(ReplicaLag::LaggingEpoch(std::nullopt, 5, 4), 4u) << "no epoch reached yet";
+  EXPECT_FALSE(ReplicaLag::LaggingEpoch(8, 9, 4)) << "one epoch behind: being aggregated";
+  EXPECT_EQ(ReplicaLag::LaggingEpoch(6, 9, 4), 7u);
+}
+
+TEST(ReplicaLag, OnlyAnUnbrokenLagOfTheWholeTimeRepairs) {
+  using std::chrono::milliseconds;
+  ReplicaLag lag(milliseconds(100));
+  const ReplicaLag::Clock::time_point t0{};
+  EXPECT_FALSE(lag.Observe(t0, 7));
+  EXPECT_FALSE(lag.Observe(t0 + milliseconds(99), 7));
+  EXPECT_FALSE(lag.Observe(t0 + milliseconds(100), std::nullopt)) << "caught up: starts over";
+  EXPECT_FALSE(lag.Observe(t0 + milliseconds(150), 8));
+  EXPECT_FALSE(lag.Observe(t0 + milliseconds(249), 8));
+  EXPECT_EQ(lag.Observe(t0 + milliseconds(250), 9), 9u) << "the epoch it lags at now";
+  EXPECT_FALSE(lag.Observe(t0 + milliseconds(251), 9)) << "after a repair it counts again";
+  EXPECT_EQ(lag.Observe(t0 + milliseconds(351), 9), 9u);
+}
+
+}  // namespace
+}  // namespace libra::hotpath
