@@ -14,6 +14,7 @@
 #include "hotpath/worker/key_sampler.h"
 #include "hotpath/worker/replica_lag.h"
 #include "hotpath/worker/retained_values.h"
+#include "hotpath/worker/server_answers.h"
 
 namespace libra::hotpath {
 namespace {
@@ -181,6 +182,32 @@ TEST(ReplicaLag, OnlyAnUnbrokenLagOfTheWholeTimeRepairs) {
   EXPECT_EQ(lag.Observe(t0 + milliseconds(250), 9), 9u) << "the epoch it lags at now";
   EXPECT_FALSE(lag.Observe(t0 + milliseconds(251), 9)) << "after a repair it counts again";
   EXPECT_EQ(lag.Observe(t0 + milliseconds(351), 9), 9u);
+}
+
+TEST(ServerAnswers, EachServersAnswerGoesBackInTheOrderAsked) {
+  const auto hot_set = SmallHotSet();
+  std::vector<Repair> answers(2);
+  answers[0] = {3, {10, 30}, {1, 2, 3}};
+  answers[1] = {3, {60}, {4, 5}};
+  const std::vector<hot::Key> keys = {60, 10, 30};
+  Parts out;
+  std::string error;
+  ASSERT_TRUE(ValuesFromAnswers(*hot_set, keys, answers, &out, &error)) << error;
+  EXPECT_EQ(std::vector<float>(out.vals.begin(), out.vals.end()),
+            (std::vector<float>{4, 5, 1, 2, 3}));
+  EXPECT_EQ(std::vector<int>(out.lens.begin(), out.lens.end()), (std::vector<int>{2, 1, 2}));
+}
+
+TEST(ServerAnswers, AMissingKeyOrAShortAnswerIsNamed) {
+  const auto hot_set = SmallHotSet();
+  const std::vector<hot::Key> keys = {10, 60};
+  Parts out;
+  std::string error;
+  EXPECT_FALSE(ValuesFromAnswers(*hot_set, keys, {{3, {10}, {1}}}, &out, &error));
+  EXPECT_EQ(error, "no server answered for hot key 60");
+  Parts short_out;
+  EXPECT_FALSE(ValuesFromAnswers(*hot_set, keys, {{3, {10, 60}, {1, 2}}}, &short_out, &error));
+  EXPECT_EQ(error, "a short answer for hot key 60");
 }
 
 }  // namespace

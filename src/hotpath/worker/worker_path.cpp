@@ -8,7 +8,6 @@
 #include <mutex>
 #include <optional>
 #include <thread>
-#include <unordered_map>
 
 #include "hot/hot_switch_layout.h"
 #include "hotpath/node/hot_path_node.h"
@@ -18,6 +17,7 @@
 #include "hotpath/worker/key_sampler.h"
 #include "hotpath/worker/replica_lag.h"
 #include "hotpath/worker/retained_values.h"
+#include "hotpath/worker/server_answers.h"
 #include "ps/internal/logging.h"
 #include "ps/internal/postoffice.h"
 #include "ps/internal/threadsafe_queue.h"
@@ -394,27 +394,11 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     Repair request;
     request.epoch = epoch;
     request.keys.assign(keys.begin(), keys.end());
-    std::unordered_map<ps::Key, std::pair<const Repair*, size_t>> found;
-    const std::vector<Repair> answers = node_->RequestRepair(request);
-    for (const Repair& answer : answers) {
-      size_t offset = 0;
-      for (ps::Key key : answer.keys) {
-        found[key] = {&answer, offset};
-        offset += hot_set_->keys()[hot_set_->Find(key)].value_len;
-      }
-    }
     Parts out;
-    out.keys = keys;
-    for (ps::Key key : keys) {
-      const int len = static_cast<int>(hot_set_->keys()[hot_set_->Find(key)].value_len);
-      auto it = found.find(key);
-      CHECK(it != found.end()) << "libra: no server answered for hot key " << key << " of epoch "
-                               << epoch;
-      const auto [answer, offset] = it->second;
-      CHECK_LE(offset + len, answer->vals.size()) << "libra: a short answer for hot key " << key;
-      for (int v = 0; v < len; ++v) out.vals.push_back(answer->vals[offset + v]);
-      out.lens.push_back(len);
-    }
+    std::string error;
+    CHECK(ValuesFromAnswers(*hot_set_, std::span<const ps::Key>(keys.data(), keys.size()),
+                            node_->RequestRepair(request), &out, &error))
+        << "libra: " << error << " of epoch " << epoch;
     reads_from_servers_ += 1;
     return out;
   }
