@@ -7,6 +7,7 @@
 #include "hot/cost_model.h"
 #include "hot/hot_switch_layout.h"
 #include "hot/placement.h"
+#include "hot/sampled_rates.h"
 #include "hotpath/controller/switch_control_client.h"
 #include "ps/internal/logging.h"
 #include "ps/internal/postoffice.h"
@@ -87,9 +88,15 @@ std::shared_ptr<const libra::hot::HotSet> Controller::ChooseFromSamples(
     input.slots_per_packet = layout.num_arrays;
     input.capacity_values = capacity;
     input.link_bytes_per_s = config_.link_mbit * 1e6 / 8;
-    for (const libra::hot::HotKey& k : chosen) {
+    // Priced at what they are expected to cost from now on, not at their
+    // sampled counts, which overstate the tail the sample found
+    // (sampled_rates.h).
+    std::vector<uint64_t> counts;
+    for (const libra::hot::HotKey& k : chosen) counts.push_back(k.frequency);
+    const std::vector<double> expected = libra::hot::GoodTuringCounts(counts);
+    for (size_t i = 0; i < chosen.size(); ++i) {
       input.keys.push_back(
-          {k.key, k.value_len, static_cast<double>(k.frequency) / config_.sample_epochs});
+          {chosen[i].key, chosen[i].value_len, expected[i] / config_.sample_epochs});
     }
     const libra::hot::CostChoice choice = libra::hot::ChooseByCost(input);
     cost_ = choice.chosen;
