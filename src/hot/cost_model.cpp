@@ -12,6 +12,8 @@ namespace {
 constexpr double kUnknownLinkBytesPerSecond = 10e9 / 8;  // 10 Gbit/s
 constexpr double kFrameBytes = 42;  // UDP, IPv4 and Ethernet headers of a packet
 constexpr size_t kFirstCandidate = 256;
+constexpr double kKeyBytes = 8;    // a key on the plain path
+constexpr double kFloatBytes = 4;  // a value on the plain path
 
 // The share of epochs in which at least one of `workers` pushes a key that
 // `pushes_per_epoch` pushes carry in all: each worker pushes it with
@@ -24,10 +26,48 @@ double WrittenShare(double pushes_per_epoch, uint32_t workers) {
 std::string Describe(const CostPrediction& p) {
   char line[256];
   std::snprintf(line, sizeof line,
-                "%zu keys: %.2f ms per epoch on the hot path against %.2f ms on the plain PS",
-                p.keys, p.libra_seconds * 1e3, p.plain_seconds * 1e3);
+                "%zu keys: %.2f ms per epoch with the hot path against %.2f ms on the plain PS "
+                "(%.2fx)",
+                p.keys, p.libra_seconds * 1e3, p.plain_seconds * 1e3, p.predicted_speedup());
   return line;
 }
+
+// Key-value pairs on the plain path per epoch, all workers: `pushes` pushes
+// of a key (one per key a worker pushes), `values` values in them. Each is
+// pushed (key and values), asked for by the pull (key) and answered (the
+// values alone: the answer's keys are the request's).
+struct PlainTraffic {
+  double pushes = 0;
+  double values = 0;
+  void Add(double more_pushes, double more_values) {
+    pushes += more_pushes;
+    values += more_values;
+  }
+  double PushBytes() const { return pushes * kKeyBytes + values * kFloatBytes; }
+  double PullRequestBytes() const { return pushes * kKeyBytes; }
+  double PullAnswerBytes() const { return values * kFloatBytes; }
+  double Bytes() const { return PushBytes() + PullRequestBytes() + PullAnswerBytes(); }
+  // A server's CPU for its share of the pushes and pulls.
+  double ServerCpu(const CostConstants& c, double servers) const {
+    return 2 * values * c.plain_value_s / servers;
+  }
+};
+
+// The bytes per epoch on each direction of a server's and a worker's link
+// (links are full duplex: the busiest direction of the busiest link sets
+// the time). The keys are taken as spread evenly over servers and workers.
+struct LinkLoads {
+  double server_in = 0, server_out = 0, worker_in = 0, worker_out = 0;
+  void AddPairs(const PlainTraffic& pairs, double workers, double servers) {
+    server_in += (pairs.PushBytes() + pairs.PullRequestBytes()) / servers;
+    server_out += pairs.PullAnswerBytes() / servers;
+    worker_out += (pairs.PushBytes() + pairs.PullRequestBytes()) / workers;
+    worker_in += pairs.PullAnswerBytes() / workers;
+  }
+  double Seconds(double rate) const {
+    return std::max({server_in, server_out, worker_in, worker_out}) / rate;
+  }
+};
 
 }  // namespace
 
@@ -42,21 +82,19 @@ CostPrediction PredictCost(const CostInput& input, const std::vector<KeySample>&
 
   CostPrediction p;
   p.keys = keys;
-  double pair_bytes = 0;     // key-value pairs pushed per epoch, in bytes, all workers
-  double pair_values = 0;    // values pushed per epoch, all workers
   double worker_values = 0;  // hot values one worker pushes per epoch
   // Rows fill in order of heat, P cells a row (heat placement deals the
   // hottest values to the first rows). A row is written when any key with a
   // cell in it is pushed; the keys of a row are taken as independent.
   uint32_t cells_in_row = 0;
   double row_unwritten = 1;
+  PlainTraffic hot_pairs;  // what the set's keys cost as key-value pairs
   for (size_t i = 0; i < keys && i < ordered.size(); ++i) {
     const KeySample& k = ordered[i];
     const double written = WrittenShare(k.pushes_per_epoch, input.num_workers);
     p.values += k.value_len;
     p.written_values += written * k.value_len;
-    pair_bytes += k.pushes_per_epoch * (c.key_value_bytes + 4.0 * (k.value_len - 1));
-    pair_values += k.pushes_per_epoch * k.value_len;
+    hot_pairs.Add(k.pushes_per_epoch, k.pushes_per_epoch * k.value_len);
     worker_values += std::min(1.0, k.pushes_per_epoch / workers) * k.value_len;
     for (uint32_t left = k.value_len; left > 0;) {
       const uint32_t here = std::min(left, slots - cells_in_row);
@@ -71,20 +109,28 @@ CostPrediction PredictCost(const CostInput& input, const std::vector<KeySample>&
     }
   }
   if (cells_in_row > 0) p.written_rows += 1.0 - row_unwritten;
+  // Every other key stays on the servers on both paths.
+  PlainTraffic cold;
+  cold.Add(input.other_pushes_per_epoch, input.other_values_per_epoch);
+  for (size_t i = keys; i < ordered.size(); ++i) {
+    cold.Add(ordered[i].pushes_per_epoch, ordered[i].pushes_per_epoch * ordered[i].value_len);
+  }
 
-  // The plain PS: every push of a hot key goes to its server and comes back
+  // The plain PS: every push of a key goes to its server and comes back
   // with the pull, as key-value pairs; the servers share the keys.
-  p.plain_server_bytes = 2 * pair_bytes / servers;
-  p.plain_worker_bytes = 2 * pair_bytes / workers;
-  const double plain_server_cpu = 2 * pair_values * c.plain_value_s / servers;
-  p.plain_seconds =
-      std::max(p.plain_server_bytes / rate + plain_server_cpu, p.plain_worker_bytes / rate);
+  PlainTraffic all = cold;
+  all.Add(hot_pairs.pushes, hot_pairs.values);
+  p.plain_server_bytes = hot_pairs.Bytes() / servers;
+  p.plain_worker_bytes = hot_pairs.Bytes() / workers;
+  LinkLoads plain;
+  plain.AddPairs(all, workers, servers);
+  p.plain_seconds = plain.Seconds(rate) + all.ServerCpu(c, servers);
 
   // Libra: DATA (and their ACKs) from each worker. The servers read the
   // written values with COLLECTs packed as DATA are (the RESULT answers with
   // the written ones), or by row when that takes fewer packets, and publish
   // them as UPDATE row blocks (each ACKed), which reach every worker as
-  // REPLICAs.
+  // REPLICAs. The cold keys' pairs share the same links.
   const double data_packets = worker_values / (slots * c.packing_utilisation);
   const double all_rows = std::ceil(static_cast<double>(p.values) / slots);
   p.collect_packets =
@@ -94,6 +140,7 @@ CostPrediction PredictCost(const CostInput& input, const std::vector<KeySample>&
                                 p.written_values * wire::kValueBytes) /
                                update_payload) +
                      servers;
+  const double ack_bytes = wire::kHeaderBytes + kFrameBytes;
   const double collect_bytes = p.collect_packets * (wire::kHeaderBytes + kFrameBytes) +
                                p.written_values * (wire::kSlotBytes / c.packing_utilisation);
   const double result_bytes =
@@ -107,11 +154,19 @@ CostPrediction PredictCost(const CostInput& input, const std::vector<KeySample>&
   p.libra_worker_bytes = data_packets * c.packet_bytes + update_bytes;
   p.libra_switch_packets =
       2 * workers * data_packets + 2 * p.collect_packets + p.update_packets * (2 + workers);
-  if (keys == 0) return p;
-  const double busiest =
-      std::max({p.libra_server_bytes / rate, p.libra_worker_bytes / rate,
-                p.libra_server_packets * c.host_packet_s, p.libra_worker_packets * c.host_packet_s,
-                p.libra_switch_packets * c.switch_packet_s});
+  if (keys == 0) {
+    p.libra_seconds = p.plain_seconds;
+    return p;
+  }
+  LinkLoads libra;
+  libra.AddPairs(cold, workers, servers);
+  libra.server_in += (result_bytes + p.update_packets * ack_bytes) / servers;
+  libra.server_out += (collect_bytes + update_bytes) / servers;
+  libra.worker_out += data_packets * c.packet_bytes;
+  libra.worker_in += data_packets * ack_bytes + update_bytes;
+  const double busiest = std::max(
+      {libra.Seconds(rate) + cold.ServerCpu(c, servers), p.libra_server_packets * c.host_packet_s,
+       p.libra_worker_packets * c.host_packet_s, p.libra_switch_packets * c.switch_packet_s});
   p.libra_seconds = c.epoch_latency_s + busiest;
   return p;
 }

@@ -2,20 +2,24 @@
 // hot key can take, and the choice of the hot set that minimises it.
 //
 // From the sampling phase the controller knows, per key, how often it is
-// pushed per epoch and by how many workers. For a candidate set H (a prefix
-// of the keys in order of pushes) the model predicts, per epoch:
-//   plain PS: the pushes and pulls of H's values as key-value pairs over the
-//     servers' links, plus the servers' CPU per value;
-//   Libra:    the DATA packets from each worker; at the servers, the
+// pushed per epoch and by how many workers (at its expected rate:
+// sampled_rates.h). For a candidate set H (a prefix of the keys in order of
+// pushes) the model predicts the whole epoch's time on each path:
+//   plain PS: every key's pushes and pulls as key-value pairs over the
+//     servers' and workers' links, plus the servers' CPU per value;
+//   Libra:    the keys outside H as on the plain PS, sharing the links with
+//     H's traffic: the DATA packets from each worker; at the servers, the
 //     COLLECT and RESULT packets that read the epoch's written values (P to
 //     a packet, as DATA are packed; never more than reading every row) and
 //     the UPDATE packets that publish them (row blocks of the written rows);
 //     the REPLICA packets to each worker; the hosts' and the switch's CPU per
 //     packet, plus a fixed latency per epoch (the FIN -> READY -> COLLECT ->
 //     RESULT -> UPDATE -> REPLICA chain).
-// Each path's time is its busiest link or processor, as the pieces overlap.
+// Each path's time is its busiest link direction or processor, as the
+// pieces overlap: links are full duplex, and the hot path moves bytes off
+// the servers' links onto the workers', which the plain PS leaves half idle.
 // The set with the largest predicted saving wins; none when no candidate
-// saves more than `min_saving` of the plain time (docs/hot-parameters.md,
+// saves more than `min_saving` of the plain epoch (docs/hot-parameters.md,
 // "The cost model", gives the constants and where they were measured).
 #pragma once
 
@@ -36,7 +40,6 @@ struct CostConstants {
   double switch_packet_s = 3e-6;     // the switch's CPU per packet (receive, program, send)
   double plain_value_s = 40e-9;      // a server's CPU per key-value pair pushed or pulled
   double packet_bytes = 532 + 42;    // a full hot packet on the wire (UDP/IP/Ethernet)
-  double key_value_bytes = 12;       // a key and one value on the plain path
   double packing_utilisation = 0.7;  // values per DATA packet / slots
   double min_saving = 0.05;          // a set must save this share of the plain time
 };
@@ -55,6 +58,11 @@ struct CostInput {
   uint32_t slots_per_packet = 32;  // P: values of one row, one per register array
   uint64_t capacity_values = 0;    // the most values the switch holds
   double link_bytes_per_s = 0;     // every host's link; 0: unknown (taken as 10 Gbit/s)
+  // The pushes (and their values) per epoch, all workers, of the keys not in
+  // `keys` (too rare to sample, or beyond the switch): they load the links
+  // on both paths.
+  double other_pushes_per_epoch = 0;
+  double other_values_per_epoch = 0;
   CostConstants constants;
 };
 
@@ -66,16 +74,17 @@ struct CostPrediction {
   double written_rows = 0;          // rows of P cells with a written value
   double collect_packets = 0;       // COLLECTs (and RESULTs) per epoch, all servers
   double update_packets = 0;        // UPDATEs per epoch, all servers (REPLICAs per worker)
-  double plain_server_bytes = 0;    // per server link, both directions
-  double plain_worker_bytes = 0;    // per worker link, both directions
+  double plain_server_bytes = 0;    // the set's pairs per server link, both directions
+  double plain_worker_bytes = 0;    // the set's pairs per worker link, both directions
   double libra_server_bytes = 0;    // RESULT + UPDATE per server link (+ COLLECT)
   double libra_worker_bytes = 0;    // DATA + REPLICA per worker link
   double libra_server_packets = 0;  // per server
   double libra_worker_packets = 0;  // per worker
   double libra_switch_packets = 0;  // through the switch
-  double plain_seconds = 0;         // what the set's values cost on the plain PS
-  double libra_seconds = 0;         // and on the hot path
+  double plain_seconds = 0;         // the epoch on the plain PS
+  double libra_seconds = 0;         // the epoch with the set on the hot path
   double saving_seconds() const { return plain_seconds - libra_seconds; }
+  double predicted_speedup() const { return libra_seconds > 0 ? plain_seconds / libra_seconds : 1; }
 };
 
 struct CostChoice {

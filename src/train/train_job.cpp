@@ -405,6 +405,36 @@ void AddProcessCpu(json& report, const std::vector<ProcessUsage>& usage, double 
   report["processes"] = processes;
 }
 
+// The model's predicted speedup beside the measured one: worker 0's median
+// iteration while the job sampled (on the plain PS) over its median once the
+// hot path ran, leaving out the first iteration and the two around the
+// switch-over (the JOIN, the first hot epoch). Null where too few
+// iterations ran on either side.
+json SpeedupCheck(const json& report, const json& model, size_t first_hot) {
+  const json each = report.value("iterations", json::object()).value("each_ms", json::array());
+  std::vector<double> plain, hot;
+  for (size_t i = 0; i < each.size(); ++i) {
+    if (i >= 1 && i < first_hot) plain.push_back(each[i].get<double>());
+    if (i >= first_hot + 2) hot.push_back(each[i].get<double>());
+  }
+  auto median = [](std::vector<double> v) {
+    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+    return v[v.size() / 2];
+  };
+  const double predicted_libra = model.value("libra_seconds_per_epoch", 0.0);
+  json out = {
+      {"predicted",
+       predicted_libra > 0 ? model.value("plain_seconds_per_epoch", 0.0) / predicted_libra : 0.0},
+      {"measured", nullptr},
+      {"measured_as",
+       "worker 0's median iteration while sampling (plain) over its median "
+       "on the hot path"}};
+  if (plain.size() >= 2 && hot.size() >= 2 && median(hot) > 0) {
+    out["measured"] = median(plain) / median(hot);
+  }
+  return out;
+}
+
 // The cost model's per-epoch prediction (the scheduler's
 // hot_path.cost_model) beside what the hot epochs measured, as
 // "cost_model_check": packets through the switch (in and out), and at the
@@ -414,11 +444,15 @@ void AddCostModelCheck(json& report) {
   json model;
   double epochs = 0;
   double collects = 0, updates = 0, written = 0;
+  size_t first_hot = 0;
   for (const json& node : report.value("nodes", json::array())) {
     const json hot = node.value("hot_path", json::object());
     const std::string role = node.value("role", "");
     if (role == "scheduler") model = hot.value("cost_model", json());
-    if (role == "worker" && node.value("rank", -1) == 0) epochs = hot.value("epochs_hot", 0.0);
+    if (role == "worker" && node.value("rank", -1) == 0) {
+      epochs = hot.value("epochs_hot", 0.0);
+      first_hot = hot.value("first_hot_epoch", 0);
+    }
     if (role == "server") {
       const json collector = hot.value("collector", json::object());
       collects += collector.value("collect_packets", 0.0);
@@ -434,6 +468,7 @@ void AddCostModelCheck(json& report) {
   };
   report["cost_model_check"] = {
       {"hot_epochs", epochs},
+      {"speedup", SpeedupCheck(report, model, first_hot)},
       {"switch_packets_per_epoch", pair("libra_switch_packets_per_epoch", switch_packets)},
       {"written_values_per_epoch", pair("written_values_per_epoch", written)},
       {"collect_packets_per_epoch", pair("collect_packets_per_epoch", collects)},

@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "hot/placement.h"
+#include "hot/sampled_rates.h"
 #include "train/batch.h"
 
 namespace libra::train {
@@ -77,11 +78,24 @@ TrainingHotSet FindTrainingHotSet(const Dataset& train, const Model& model,
     input.slots_per_packet = layout.num_arrays;
     input.capacity_values = options.capacity_cells;
     input.link_bytes_per_s = static_cast<double>(options.link_mbit) * 1e6 / 8;
-    for (const hot::HotKey& k : chosen) {
-      input.keys.push_back(
-          {k.key, k.value_len,
-           std::min<double>(options.workers, static_cast<double>(k.frequency) / epochs)});
+    // Priced at what they are expected to cost, not at their sampled
+    // counts, which overstate the tail the sample found (sampled_rates.h).
+    std::vector<uint64_t> counts;
+    double sampled_pushes = 0;
+    for (const hot::HotKey& k : chosen) counts.push_back(k.frequency);
+    const std::vector<double> expected = hot::GoodTuringCounts(counts);
+    for (size_t i = 0; i < chosen.size(); ++i) {
+      input.keys.push_back({chosen[i].key, chosen[i].value_len,
+                            std::min<double>(options.workers, expected[i] / epochs)});
+      // The dense keys' counts are made up (they are not in the sample).
+      if (DenseIndexOf(chosen[i].key, model.num_dense_keys()) < 0) sampled_pushes += expected[i];
     }
+    // All the sample's pushes (their sum is a fair estimate, also of keys
+    // the sample missed) but the set's expected ones stay on the plain path.
+    const double other =
+        std::max(0.0, static_cast<double>(found.report.sampled_updates) - sampled_pushes) / epochs;
+    input.other_pushes_per_epoch = other;
+    input.other_values_per_epoch = other * value_len;
     const hot::CostChoice choice = hot::ChooseByCost(input);
     result.cost_why = choice.why;
     result.cost = choice.chosen;

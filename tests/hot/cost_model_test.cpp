@@ -100,6 +100,36 @@ TEST(CostModel, CollectsArePackedByWrittenValuesNotByRows) {
   EXPECT_GT(dense.update_packets, dense.written_values * 4 / 512);
 }
 
+// The plain epoch is the busiest direction of the busiest link: the
+// servers' inbound carries every push (key and value) and every pull's keys;
+// the answers (values alone) go the other way. The keys outside the set
+// load it on both paths.
+TEST(CostModel, ThePlainEpochIsTheServersInboundLinkWithEveryKeyOnIt) {
+  CostInput input;
+  input.num_workers = 4;
+  input.num_servers = 1;
+  input.capacity_values = 1 << 20;
+  input.link_bytes_per_s = 20 * kMbit;
+  for (Key k = 0; k < 1000; ++k) input.keys.push_back({k, 1, 4.0});  // every worker pushes it
+  const double cpu = 2 * 4000 * input.constants.plain_value_s;
+  const CostPrediction none = PredictCost(input, input.keys, 0);
+  EXPECT_NEAR(none.plain_seconds, 4000 * 20 / input.link_bytes_per_s + cpu, 1e-12);
+  EXPECT_EQ(none.libra_seconds, none.plain_seconds) << "no key hot: the plain epoch";
+
+  input.other_pushes_per_epoch = 6000;
+  input.other_values_per_epoch = 6000;
+  const CostPrediction more = PredictCost(input, input.keys, 0);
+  EXPECT_NEAR(more.plain_seconds - none.plain_seconds,
+              6000 * 20 / input.link_bytes_per_s + 2 * 6000 * input.constants.plain_value_s, 1e-12);
+  // With every sampled key hot, the other keys' pairs still cost their
+  // share on the servers' link, and the hot path's bytes come on top.
+  const CostPrediction all = PredictCost(input, input.keys, 1000);
+  EXPECT_GT(all.libra_seconds,
+            6000 * 20 / input.link_bytes_per_s + 2 * 6000 * input.constants.plain_value_s);
+  EXPECT_LT(all.libra_seconds, more.plain_seconds);
+  EXPECT_NEAR(all.predicted_speedup(), all.plain_seconds / all.libra_seconds, 1e-12);
+}
+
 TEST(CostModel, NothingSampledMeansNoHotSet) {
   CostInput input;
   input.capacity_values = 1000;

@@ -228,6 +228,12 @@ TEST_F(TrainJobTest, TheReportChecksTheCostModelsPredictionAgainstTheEpochs) {
     EXPECT_GT(check[what].value("predicted", 0.0), 0.0) << what << " " << check.dump();
     EXPECT_GT(check[what].value("measured", 0.0), 0.0) << what << " " << check.dump();
   }
+  // The model's speedup beside the one worker 0's iterations measured
+  // (loopback here: the figure is this run's, whatever it is).
+  const nlohmann::json& speedup = check["speedup"];
+  EXPECT_GT(speedup.value("predicted", 0.0), 1.0) << check.dump();
+  ASSERT_TRUE(speedup["measured"].is_number()) << check.dump();
+  EXPECT_GT(speedup["measured"].get<double>(), 0.0);
 }
 
 TEST_F(TrainJobTest, LibraReachesThePlainModelQualityForDeepFm) {

@@ -90,14 +90,28 @@ std::shared_ptr<const libra::hot::HotSet> Controller::ChooseFromSamples(
     input.link_bytes_per_s = config_.link_mbit * 1e6 / 8;
     // Priced at what they are expected to cost from now on, not at their
     // sampled counts, which overstate the tail the sample found
-    // (sampled_rates.h).
+    // (sampled_rates.h); every sampled key tells how much they do.
     std::vector<uint64_t> counts;
-    for (const libra::hot::HotKey& k : chosen) counts.push_back(k.frequency);
+    for (const libra::hot::HotKey& k : candidates) counts.push_back(k.frequency);
     const std::vector<double> expected = libra::hot::GoodTuringCounts(counts);
-    for (size_t i = 0; i < chosen.size(); ++i) {
-      input.keys.push_back(
-          {chosen[i].key, chosen[i].value_len, expected[i] / config_.sample_epochs});
+    double other_pushes = 0, other_values = 0;
+    // The raw counts' sum is a fair estimate of all pushes (also of keys the
+    // sample missed); what the set does not take stays on the servers.
+    for (const libra::hot::HotKey& k : candidates) {
+      other_pushes += static_cast<double>(k.frequency) / config_.sample_epochs;
+      other_values += static_cast<double>(k.frequency) * k.value_len / config_.sample_epochs;
     }
+    for (const libra::hot::HotKey& k : chosen) {
+      const double pushes = expected[*index.Find(k.key)] / config_.sample_epochs;
+      input.keys.push_back({k.key, k.value_len, pushes});
+      other_pushes -= pushes;
+      other_values -= pushes * k.value_len;
+    }
+    // Keys the workers pushed but left out of their JOIN (beyond what the
+    // switch could hold) are not counted: a job with more distinct keys than
+    // switch cells is priced as if they were not pushed.
+    input.other_pushes_per_epoch = std::max(0.0, other_pushes);
+    input.other_values_per_epoch = std::max(0.0, other_values);
     const libra::hot::CostChoice choice = libra::hot::ChooseByCost(input);
     cost_ = choice.chosen;
     cost_why_ = choice.why;
