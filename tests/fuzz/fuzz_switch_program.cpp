@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "dataplane/program.h"
+#include "fuzz_switch_job.h"
 #include "fuzz_wire_model.h"
 #include "wire/wire.h"
 
@@ -33,9 +34,8 @@ namespace {
 
 using namespace libra;
 
-constexpr int kWorkers = 3;
-constexpr int kServers = 2;
-constexpr int kSlotsPerPacket = 8;
+constexpr int kSlotsPerPacket = fuzz::kSwitchSlotsPerPacket;
+using fuzz::SwitchSender;
 
 void Check(bool ok) {
   if (!ok) std::abort();
@@ -46,64 +46,25 @@ void CheckNoFailure(const char* failure) {
   std::abort();
 }
 
-UdpEndpoint Sender(std::uint8_t which) {
-  const int n = which % (kWorkers + kServers + 1);
-  if (n < kWorkers) return {0x7f000001, static_cast<std::uint16_t>(1000 + n)};
-  if (n < kWorkers + kServers) return {0x7f000001, static_cast<std::uint16_t>(2000 + n)};
-  return {0x7f000002, 3000};
-}
-
-dataplane::Program* MakeProgram(int workers, int servers) {
-  auto* p = new dataplane::Program();
-  SwitchJob job;
-  job.job_id = 1;
-  job.token = "fuzz";
-  for (int w = 0; w < workers; ++w) job.workers.push_back(Sender(static_cast<std::uint8_t>(w)));
-  for (int s = 0; s < servers; ++s) {
-    job.servers.push_back(Sender(static_cast<std::uint8_t>(kWorkers + s)));
-  }
-  job.cells_per_array = 16;
-  job.slots_per_packet = kSlotsPerPacket;
-  if (!p->InstallJob(job).ok) std::abort();
-  return p;
-}
-
 // The full job (3 workers, 2 servers), which keeps its state from input to
 // input.
 dataplane::Program& TheProgram() {
-  static dataplane::Program* program = MakeProgram(kWorkers, kServers);
+  static dataplane::Program* program = [] {
+    auto* p = new dataplane::Program();
+    if (!p->InstallJob(fuzz::SwitchFuzzJob(fuzz::kSwitchWorkers, fuzz::kSwitchServers)).ok) {
+      std::abort();
+    }
+    return p;
+  }();
   return *program;
 }
 
-wire::Header Header(wire::MessageType type, std::uint32_t seq, std::uint16_t slot_count) {
-  wire::Header h;
-  h.type = type;
-  h.job_id = 1;
-  h.seq = seq;
-  h.slot_count = slot_count;
-  return h;
-}
-
-// A switch whose epoch 0 is complete: a job of worker 0 and server 0 alone
-// that took one DATA (cells 3 of array 0, 15 of array 2 and a saturating
-// cell 7 of array 5) and its FIN. With three workers random inputs hardly
-// ever bring all three FINs; here a COLLECT of epoch 0 is answered with
-// the written cells at once. Each input gets a fresh copy.
+// A switch whose epoch 0 is complete (fuzz::CompleteEpochZero); each input
+// gets a fresh copy.
 const dataplane::Program& ProgramWithEpochDone() {
   static const dataplane::Program* const done = [] {
-    dataplane::Program* program = MakeProgram(1, 1);
-    std::array<wire::Slot, wire::kMaxSlots> slots{};
-    slots[0] = {true, false, 3, std::bit_cast<std::uint32_t>(1.5f)};
-    slots[2] = {true, false, 15, std::bit_cast<std::uint32_t>(-2.0f)};
-    slots[5] = {true, false, 7, std::bit_cast<std::uint32_t>(1e30f)};
-    for (const auto& [header, count] : {std::pair{Header(wire::MessageType::kData, 0, 6), 6},
-                                        std::pair{Header(wire::MessageType::kFin, 1, 0), 0}}) {
-      std::array<std::uint8_t, wire::kMaxMessageBytes> bytes;
-      const std::size_t length = wire::Encode(header, std::span(slots.data(), count), bytes);
-      dataplane::OutputBatch out;
-      program->Process(std::span(bytes.data(), length), Sender(0), out);
-      Check(out.size() > 0);  // the ACK (and READY)
-    }
+    auto* program = new dataplane::Program();
+    fuzz::CompleteEpochZero(*program);
     return program;
   }();
   return *done;
@@ -166,7 +127,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (dataplane::Program* program : {&TheProgram(), &done}) {
     const std::uint64_t before = program->counters()[dataplane::Event::kPacketsIn];
     dataplane::OutputBatch out;
-    program->Process(datagram, Sender(data[0]), out);
+    program->Process(datagram, SwitchSender(data[0]), out);
     if (program->counters()[dataplane::Event::kPacketsIn] != before + 1) std::abort();
     std::size_t replicas = 0;
     for (std::size_t i = 0; i < out.size(); ++i) {
