@@ -14,7 +14,11 @@
 //     request with a valid slot 0, an array of the job, with SATURATED set
 //     exactly when a value saturated;
 //   - a REPLICA is the UPDATE that caused it, byte for byte but the type,
-//     and goes to every worker of the job once.
+//     and goes to every worker of the job once;
+//   - in a build with the XDP back end, run as root: the XDP program
+//     (BPF_PROG_TEST_RUN), loaded twice and fed the same inputs as the two
+//     model switches, sends the same packets and adds the same counts.
+//     Without root it says once that it checks the model alone.
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -27,6 +31,15 @@
 
 #include "dataplane/program.h"
 #include "fuzz_switch_job.h"
+#if defined(LIBRA_HAVE_XDP)
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+
+#include "common/backend_agreement.h"
+#include "xdp/xdp_program.h"
+#endif
 #include "fuzz_wire_model.h"
 #include "wire/wire.h"
 
@@ -69,6 +82,39 @@ const dataplane::Program& ProgramWithEpochDone() {
   }();
   return *done;
 }
+
+#if defined(LIBRA_HAVE_XDP)
+// The XDP program beside each model switch: [0] keeps the full job's state
+// as TheProgram does, [1] has its epoch 0 completed again before each input.
+struct XdpMirror {
+  std::unique_ptr<xdp::XdpProgram> programs[2];
+};
+
+XdpMirror* Xdp() {
+  static XdpMirror* const mirror = []() -> XdpMirror* {
+    std::string error = "needs root";
+    auto mirror = std::make_unique<XdpMirror>();
+    for (auto& program : mirror->programs) {
+      if (geteuid() == 0) {
+        program = xdp::XdpProgram::Load(dataplane::PipelineProfile::Tofino1(),
+                                        UdpEndpoint{0x0afffffeu, 9000}, &error);
+      }
+      if (program == nullptr) {
+        std::fprintf(stderr, "fuzz_switch_program: the model alone (XDP: %s)\n", error.c_str());
+        return nullptr;
+      }
+    }
+    if (!mirror->programs[0]
+             ->InstallJob(fuzz::SwitchFuzzJob(fuzz::kSwitchWorkers, fuzz::kSwitchServers))
+             .ok) {
+      std::abort();
+    }
+    std::fprintf(stderr, "fuzz_switch_program: the model and the XDP program\n");
+    return mirror.release();
+  }();
+  return mirror;
+}
+#endif
 
 // `result`'s slots are its values, each naming the COLLECT slot (register
 // array) j it answers.
@@ -124,11 +170,39 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
 
   dataplane::Program done = ProgramWithEpochDone();
-  for (dataplane::Program* program : {&TheProgram(), &done}) {
+  dataplane::Program* const programs[2] = {&TheProgram(), &done};
+  for (int k = 0; k < 2; ++k) {
+    dataplane::Program* const program = programs[k];
     const std::uint64_t before = program->counters()[dataplane::Event::kPacketsIn];
     dataplane::OutputBatch out;
+#if defined(LIBRA_HAVE_XDP)
+    xdp::XdpProgram* const mirror = Xdp() ? Xdp()->programs[k].get() : nullptr;
+    dataplane::ProgramCounters mirror_before;
+    if (mirror != nullptr) {
+      if (k == 1) fuzz::CompleteEpochZero(*mirror);
+      mirror_before = mirror->Counters();
+    }
+    const dataplane::ProgramCounters model_before = program->counters();
+#endif
     program->Process(datagram, SwitchSender(data[0]), out);
     if (program->counters()[dataplane::Event::kPacketsIn] != before + 1) std::abort();
+#if defined(LIBRA_HAVE_XDP)
+    if (mirror != nullptr) {
+      dataplane::OutputBatch mirror_out;
+      mirror->Process(datagram, SwitchSender(data[0]), mirror_out);
+      std::string difference = testing::DifferentOutputs(out, 0, mirror_out, 0);
+      if (difference.empty()) {
+        difference =
+            testing::DifferentCounters(testing::CounterDelta(model_before, program->counters()),
+                                       testing::CounterDelta(mirror_before, mirror->Counters()));
+      }
+      if (!difference.empty()) {
+        std::fprintf(stderr, "fuzz_switch_program: XDP differs from the model: %s\n",
+                     difference.c_str());
+        std::abort();
+      }
+    }
+#endif
     std::size_t replicas = 0;
     for (std::size_t i = 0; i < out.size(); ++i) {
       wire::Message reply;
