@@ -98,7 +98,11 @@ std::string RunOrThrow(const std::vector<std::string>& argv) {
 NetnsCluster::NetnsCluster(const std::vector<std::string>& hosts, const LinkShape& shape,
                            const std::vector<size_t>& unshaped, const std::string& prefix)
     : hosts_(hosts), prefix_(prefix + "-" + std::to_string(getpid()) + "-") {
-  if (!ValidHostName(prefix) || prefix.size() > 12) {
+  // Letters and digits only: "<prefix>-<pid>-" must not start another
+  // prefix's names (RemoveStale reads the pid after the first '-').
+  if (prefix.empty() || prefix.size() > 12 ||
+      !std::all_of(prefix.begin(), prefix.end(),
+                   [](char c) { return std::isalnum(static_cast<unsigned char>(c)); })) {
     throw std::invalid_argument("netns cluster: bad name prefix '" + prefix + "'");
   }
   if (hosts.empty() || hosts.size() > kMaxHosts) {

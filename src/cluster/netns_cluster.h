@@ -54,9 +54,10 @@ class NetnsCluster {
   // it had created.
   // Hosts whose index is in `unshaped` get links at veth speed (a control
   // node such as the scheduler, whose traffic is no part of the comparison).
-  // `prefix` starts every namespace's name: a job of its own (a benchmark
-  // run beside a cluster training) takes another one, so that neither's
-  // RemoveStale() touches the other's namespaces.
+  // `prefix` (letters and digits, at most 12) starts every namespace's
+  // name: a job of its own (a benchmark run beside a cluster training)
+  // takes another one, so that neither's RemoveStale() touches the other's
+  // namespaces.
   NetnsCluster(const std::vector<std::string>& hosts, const LinkShape& shape,
                const std::vector<size_t>& unshaped = {}, const std::string& prefix = "libra");
   ~NetnsCluster();
