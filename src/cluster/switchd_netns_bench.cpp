@@ -7,6 +7,7 @@
 #include <memory>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include "bench/traffic_replay.h"
 #include "cluster/bpf_run_time.h"
