@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 namespace libra::cluster {
 namespace {
@@ -94,8 +96,15 @@ std::string RunOrThrow(const std::vector<std::string>& argv) {
 }
 
 NetnsCluster::NetnsCluster(const std::vector<std::string>& hosts, const LinkShape& shape,
-                           const std::vector<size_t>& unshaped)
-    : hosts_(hosts), prefix_("libra-" + std::to_string(getpid()) + "-") {
+                           const std::vector<size_t>& unshaped, const std::string& prefix)
+    : hosts_(hosts), prefix_(prefix + "-" + std::to_string(getpid()) + "-") {
+  // Letters and digits only: "<prefix>-<pid>-" must not start another
+  // prefix's names (RemoveStale reads the pid after the first '-').
+  if (prefix.empty() || prefix.size() > 12 ||
+      !std::all_of(prefix.begin(), prefix.end(),
+                   [](char c) { return std::isalnum(static_cast<unsigned char>(c)); })) {
+    throw std::invalid_argument("netns cluster: bad name prefix '" + prefix + "'");
+  }
   if (hosts.empty() || hosts.size() > kMaxHosts) {
     throw std::invalid_argument("netns cluster: 1 to " + std::to_string(kMaxHosts) +
                                 " hosts, not " + std::to_string(hosts.size()));
@@ -270,7 +279,29 @@ std::string NetnsCluster::WhyUnavailable(bool need_loss) {
   return "";
 }
 
-void NetnsCluster::RemoveStale() {
+void NetnsCluster::RunIn(const std::string& ns, const std::function<void()>& fn) {
+  std::exception_ptr failed;
+  std::thread thread([&] {
+    try {
+      const int fd = open(("/run/netns/" + ns).c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0)
+        throw std::runtime_error("cannot open namespace " + ns + ": " + std::strerror(errno));
+      const int entered = setns(fd, CLONE_NEWNET);
+      const int error = errno;
+      close(fd);
+      if (entered != 0) {
+        throw std::runtime_error("cannot enter namespace " + ns + ": " + std::strerror(error));
+      }
+      fn();
+    } catch (...) {
+      failed = std::current_exception();
+    }
+  });
+  thread.join();
+  if (failed) std::rethrow_exception(failed);
+}
+
+void NetnsCluster::RemoveStale(const std::string& prefix) {
   std::string list;
   try {
     list = RunOrThrow({"ip", "netns", "list"});
@@ -281,11 +312,12 @@ void NetnsCluster::RemoveStale() {
   std::string line;
   while (std::getline(lines, line)) {
     const std::string name = line.substr(0, line.find(' '));
-    if (!name.starts_with("libra-")) continue;
-    const size_t dash = name.find('-', 6);
+    const size_t start = prefix.size() + 1;
+    if (!name.starts_with(prefix + "-")) continue;
+    const size_t dash = name.find('-', start);
     if (dash == std::string::npos) continue;
     const pid_t pid =
-        static_cast<pid_t>(std::strtol(name.substr(6, dash - 6).c_str(), nullptr, 10));
+        static_cast<pid_t>(std::strtol(name.substr(start, dash - start).c_str(), nullptr, 10));
     if (pid <= 0 || (kill(pid, 0) != 0 && errno == ESRCH)) {
       try {
         RunOrThrow({"ip", "netns", "del", name});

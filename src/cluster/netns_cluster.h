@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -53,8 +54,12 @@ class NetnsCluster {
   // it had created.
   // Hosts whose index is in `unshaped` get links at veth speed (a control
   // node such as the scheduler, whose traffic is no part of the comparison).
+  // `prefix` (letters and digits, at most 12) starts every namespace's
+  // name: a job of its own (a benchmark run beside a cluster training)
+  // takes another one, so that neither's RemoveStale() touches the other's
+  // namespaces.
   NetnsCluster(const std::vector<std::string>& hosts, const LinkShape& shape,
-               const std::vector<size_t>& unshaped = {});
+               const std::vector<size_t>& unshaped = {}, const std::string& prefix = "libra");
   ~NetnsCluster();
   NetnsCluster(const NetnsCluster&) = delete;
   NetnsCluster& operator=(const NetnsCluster&) = delete;
@@ -70,6 +75,11 @@ class NetnsCluster {
 
   // The argv prefix that runs a command in a namespace: ip netns exec NS.
   static std::vector<std::string> ExecIn(const std::string& ns);
+  // Runs `fn` on a thread of this process that has entered namespace `ns`
+  // (setns), and waits for it; rethrows what `fn` throws. Sockets made there
+  // stay in that namespace when used from any other thread, and so do the
+  // threads such a thread starts (a ZeroMQ context's I/O threads).
+  static void RunIn(const std::string& ns, const std::function<void()>& fn);
 
   LinkCounters Counters(size_t host) const;
 
@@ -79,8 +89,9 @@ class NetnsCluster {
   // (and `nft` with `need_loss`), and a namespace that can be made and
   // removed; else one line saying what is missing.
   static std::string WhyUnavailable(bool need_loss = false);
-  // Removes the namespaces of earlier runs whose process is gone.
-  static void RemoveStale();
+  // Removes the namespaces of earlier runs with this prefix whose process is
+  // gone.
+  static void RemoveStale(const std::string& prefix = "libra");
 
  private:
   void Create(const LinkShape& shape, const std::vector<size_t>& unshaped);
@@ -91,7 +102,7 @@ class NetnsCluster {
   static uint64_t ShaperDrops(const std::string& ns, const std::string& device);
 
   std::vector<std::string> hosts_;
-  std::string prefix_;  // "libra-<pid>-"
+  std::string prefix_;  // "<prefix>-<pid>-"
   std::string switch_ns_;
   std::vector<bool> download_at_host_;  // per host: its download's shaper is its ifb0
   std::vector<std::string> created_;    // namespaces to remove

@@ -49,9 +49,11 @@ struct SwitchDaemon::Impl {
     if (options.interfaces.empty()) {
       error = "no --interface to attach to";
     } else if (auto loaded = xdp::XdpProgram::Load(options.profile, socket.local(), &error)) {
-      // The program itself drops and dies (xdp_program.h); the upcalls it
-      // passes have been through its ingress loss already.
-      loaded->SetFailureInjection(options.drop_rate, options.die_at_epoch);
+      // The program itself drops and dies (xdp_program.h), from the seeds
+      // of the model's streams; the upcalls it passes have been through its
+      // ingress loss already.
+      loaded->SetFailureInjection(options.drop_rate, options.drop_seed,
+                                  options.drop_seed ^ 0x5bd1e995u, options.die_at_epoch);
       bool attached = true;
       for (const std::string& interface : options.interfaces) {
         attached = attached && loaded->Attach(interface, &error);

@@ -52,15 +52,25 @@ struct libra_xdp_job {
   libra_u32 slots_per_packet;
   libra_u32 switch_ipv4; /* the switch's address (network order); 0: any */
   libra_u32 switch_port; /* UDP port the switch answers on (network order) */
-  /* Failure injection (switchd --drop-rate, --die-at-epoch), kept across
-   * jobs: a packet for the switch is dropped on arrival, and an answer
-   * instead of being sent, when bpf_get_prandom_u32() is below
-   * loss_threshold (2^32: every one; 0: none); a DATA packet of epoch
-   * die_epoch_plus_one - 1 goes up to switchd (0: none), which kills itself. */
+  /* Failure injection (switchd --drop-rate, --drop-seed, --die-at-epoch),
+   * kept across jobs: a packet for the switch is dropped on arrival, and an
+   * answer instead of being sent, when the next number of its stream
+   * (splitmix64 on loss_arrivals or loss_answers below, as
+   * switchd's LossInjector) is below loss_threshold (out of 2^64; 0: none);
+   * a DATA packet of epoch die_epoch_plus_one - 1 goes up to switchd (0:
+   * none), which kills itself. */
   libra_u32 die_epoch_plus_one;
   libra_u32 reserved;
   libra_u64 loss_threshold;
+  /* The streams' splitmix64 states, which the program advances; seeded by
+   * the control plane, kept when it rewrites the job. */
+  libra_u64 loss_arrivals;
+  libra_u64 loss_answers;
 };
+
+/* The two loss streams of inject_loss. */
+#define LIBRA_XDP_LOSS_ARRIVALS 0
+#define LIBRA_XDP_LOSS_ANSWERS 1
 
 /* The peer table's key (source IPv4 and port, network order) and value. */
 struct libra_xdp_peer_key {

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <set>
 
@@ -190,14 +191,30 @@ void XdpProgram::WriteJobMap(const SwitchJob* job) {
   params.switch_port = htons(address_.port);
   params.die_epoch_plus_one = die_epoch_plus_one_;
   params.loss_threshold = loss_threshold_;
-  bpf_map_update_elem(bpf_map__fd(maps_->skeleton->maps.job), &zero, &params, BPF_ANY);
+  // The loss streams go on where the program left them, unless reseeded.
+  const int fd = bpf_map__fd(maps_->skeleton->maps.job);
+  if (reseed_) {
+    params.loss_arrivals = reseed_->first;
+    params.loss_answers = reseed_->second;
+    reseed_.reset();
+  } else {
+    libra_xdp_job now{};
+    if (bpf_map_lookup_elem(fd, &zero, &now) == 0) {
+      params.loss_arrivals = now.loss_arrivals;
+      params.loss_answers = now.loss_answers;
+    }
+  }
+  bpf_map_update_elem(fd, &zero, &params, BPF_ANY);
 }
 
-void XdpProgram::SetFailureInjection(double drop_rate, std::int64_t die_at_epoch) {
-  constexpr double kAll = 4294967296.0;  // 2^32: above every bpf_get_prandom_u32()
-  loss_threshold_ = drop_rate <= 0   ? 0
-                    : drop_rate >= 1 ? static_cast<std::uint64_t>(kAll)
-                                     : static_cast<std::uint64_t>(drop_rate * kAll);
+void XdpProgram::SetFailureInjection(double drop_rate, std::uint64_t arrival_seed,
+                                     std::uint64_t answer_seed, std::int64_t die_at_epoch) {
+  // As switchd's LossInjector: out of 2^64, the generator's states the seeds.
+  loss_threshold_ = drop_rate <= 0 ? 0
+                    : drop_rate >= 1
+                        ? UINT64_MAX
+                        : static_cast<std::uint64_t>(drop_rate * 18446744073709551616.0);
+  reseed_ = {arrival_seed, answer_seed};
   die_epoch_plus_one_ = die_at_epoch < 0 || die_at_epoch >= LIBRA_XDP_MAX_EPOCH
                             ? 0
                             : static_cast<std::uint32_t>(die_at_epoch + 1);

@@ -15,6 +15,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dataplane/switch_backend.h"
@@ -81,11 +82,14 @@ class XdpProgram final : public dataplane::SwitchBackend {
 
   // switchd's failure injection, done by the program: each packet for the
   // switch is dropped on arrival, and each answer it would send, with
-  // probability `drop_rate` (the kernel's bpf_get_prandom_u32, so not
-  // reproducible by seed as the model's is); the first DATA of epoch
-  // `die_at_epoch` (negative: none) is passed up to switchd instead of
-  // processed, for switchd to die on. Kept across jobs.
-  void SetFailureInjection(double drop_rate, std::int64_t die_at_epoch);
+  // probability `drop_rate`, decided by two splitmix64 sequences seeded by
+  // `arrival_seed` and `answer_seed` (switchd's LossInjector's, so a seed
+  // drops the same positions of each stream, run after run); the first
+  // DATA of epoch `die_at_epoch` (negative: none) is passed up to switchd
+  // instead of processed, for switchd to die on. Kept across jobs; a call
+  // starts both sequences again.
+  void SetFailureInjection(double drop_rate, std::uint64_t arrival_seed, std::uint64_t answer_seed,
+                           std::int64_t die_at_epoch);
 
   int program_fd() const;
   std::uint64_t value_register_cells() const { return value_cells_; }
@@ -105,7 +109,9 @@ class XdpProgram final : public dataplane::SwitchBackend {
   std::uint64_t value_cells_ = 0;
   dataplane::ProgramCounters user_counters_;  // what the user-space part sent
   std::uint64_t upcalls_refused_ = 0;
-  std::uint64_t loss_threshold_ = 0;  // out of 2^32
+  std::uint64_t loss_threshold_ = 0;  // out of 2^64
+  // Seeds for the loss streams that the next WriteJobMap installs.
+  std::optional<std::pair<std::uint64_t, std::uint64_t>> reseed_;
   std::uint32_t die_epoch_plus_one_ = 0;
   std::vector<bpf_link*> links_;  // one per attached interface
 };

@@ -143,11 +143,23 @@ static __always_inline void count_n(__u32 counter, __u64 n) {
 }
 static __always_inline void bump(__u32 counter) { count_n(counter, 1); }
 
-/* Injected loss (switchd --drop-rate): true for a share of the calls. */
-static __always_inline int inject_loss(void) {
+/* Injected loss (switchd --drop-rate, --drop-seed): true for a share of the
+ * calls, drawn from `stream`'s splitmix64 sequence (switchd's LossInjector,
+ * number for number). The state moves by one atomic add, so each call takes
+ * the next number even when CPUs race; which packet gets which number is
+ * then the order they took them in. */
+static __noinline int inject_loss(__u32 stream) {
   __u32 zero = 0;
   struct libra_xdp_job *j = bpf_map_lookup_elem(&job, &zero);
-  return j && j->loss_threshold != 0 && (__u64)bpf_get_prandom_u32() < j->loss_threshold;
+  if (!j || j->loss_threshold == 0) return 0;
+  /* The states live in the job map's value: a second lookup would cost
+   * the stack bytes the deepest call chain does not have. */
+  __u64 *state = stream == LIBRA_XDP_LOSS_ANSWERS ? &j->loss_answers : &j->loss_arrivals;
+  const __u64 golden = 0x9e3779b97f4a7c15ULL;
+  __u64 z = __sync_fetch_and_add(state, golden) + golden;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return (z ^ (z >> 31)) < j->loss_threshold;
 }
 
 /* Big-endian fields of the copied payload; `at` is a constant or masked. */
@@ -495,7 +507,7 @@ __noinline int reply(struct xdp_md *ctx, __u32 out_len) {
   udp->check = 0; /* none: IPv4 allows it */
   if (bpf_xdp_store_bytes(ctx, PAYLOAD_AT, phv->out, out_len) != 0) return XDP_DROP;
   bump(LIBRA_XDP_PACKETS_OUT);
-  if (inject_loss()) {
+  if (inject_loss(LIBRA_XDP_LOSS_ANSWERS)) {
     bump(LIBRA_XDP_EGRESS_LOSS_INJECTED);
     return XDP_DROP;
   }
@@ -813,7 +825,7 @@ int libra_switch(struct xdp_md *ctx) {
     return XDP_PASS;
   }
   /* Loss on arrival, before the program sees the packet (as switchd's). */
-  if (inject_loss()) {
+  if (inject_loss(LIBRA_XDP_LOSS_ARRIVALS)) {
     bump(LIBRA_XDP_INGRESS_LOSS_INJECTED);
     return XDP_DROP;
   }

@@ -74,6 +74,9 @@ TEST(NetnsClusterTest, BuildsShapedLinksThroughTheSwitchAndRemovesThem) {
 TEST(NetnsClusterTest, RejectsBadHostNames) {
   EXPECT_THROW(NetnsCluster({"a b"}, LinkShape{}), std::invalid_argument);
   EXPECT_THROW(NetnsCluster({}, LinkShape{}), std::invalid_argument);
+  // A prefix with a '-' would pass for another prefix's names ("libra-x-").
+  EXPECT_THROW(NetnsCluster({"a"}, LinkShape{}, {}, "libra-x"), std::invalid_argument);
+  EXPECT_THROW(NetnsCluster({"a"}, LinkShape{}, {}, ""), std::invalid_argument);
 }
 
 TEST(ClusterBenchTest, WithoutRootItSaysSo) {

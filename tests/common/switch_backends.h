@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/backend_agreement.h"
 #include "dataplane/program.h"
 #if defined(LIBRA_HAVE_XDP)
 #include "xdp/xdp_program.h"
@@ -55,29 +56,12 @@ class LockstepBackend final : public dataplane::SwitchBackend {
     model_.Process(packet, source, model_out);
     const std::size_t first = out.size();
     xdp_->Process(packet, source, out);
-    EXPECT_EQ(out.size() - first, model_out.size()) << "packets out of one packet in";
-    for (std::size_t i = 0; i < model_out.size() && first + i < out.size(); ++i) {
-      const dataplane::OutputPacket& mine = out[first + i];
-      EXPECT_EQ(mine.destination, model_out[i].destination) << "output " << i;
-      EXPECT_EQ(
-          std::vector<std::uint8_t>(mine.payload().begin(), mine.payload().end()),
-          std::vector<std::uint8_t>(model_out[i].payload().begin(), model_out[i].payload().end()))
-          << "output " << i;
-    }
+    EXPECT_EQ(DifferentOutputs(model_out, 0, out, first), "");
     ExpectSameCounters();
   }
 
   void ExpectSameCounters() const {
-    const dataplane::ProgramCounters mine = xdp_->Counters();
-    const dataplane::ProgramCounters& model = model_.counters();
-    for (std::size_t i = 0; i < model.drops.size(); ++i) {
-      EXPECT_EQ(mine.drops[i], model.drops[i])
-          << "drop " << dataplane::DropReasonName(static_cast<dataplane::DropReason>(i));
-    }
-    for (std::size_t i = 0; i < model.events.size(); ++i) {
-      EXPECT_EQ(mine.events[i], model.events[i])
-          << "event " << dataplane::EventName(static_cast<dataplane::Event>(i));
-    }
+    EXPECT_EQ(DifferentCounters(model_.counters(), xdp_->Counters()), "");
   }
 
  private:

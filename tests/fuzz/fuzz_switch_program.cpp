@@ -14,7 +14,11 @@
 //     request with a valid slot 0, an array of the job, with SATURATED set
 //     exactly when a value saturated;
 //   - a REPLICA is the UPDATE that caused it, byte for byte but the type,
-//     and goes to every worker of the job once.
+//     and goes to every worker of the job once;
+//   - in a build with the XDP back end, run as root: the XDP program
+//     (BPF_PROG_TEST_RUN), loaded twice and fed the same inputs as the two
+//     model switches, sends the same packets and adds the same counts.
+//     Without root it says once that it checks the model alone.
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -26,6 +30,16 @@
 #include <vector>
 
 #include "dataplane/program.h"
+#include "fuzz_switch_job.h"
+#if defined(LIBRA_HAVE_XDP)
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+
+#include "common/backend_agreement.h"
+#include "xdp/xdp_program.h"
+#endif
 #include "fuzz_wire_model.h"
 #include "wire/wire.h"
 
@@ -33,9 +47,8 @@ namespace {
 
 using namespace libra;
 
-constexpr int kWorkers = 3;
-constexpr int kServers = 2;
-constexpr int kSlotsPerPacket = 8;
+constexpr int kSlotsPerPacket = fuzz::kSwitchSlotsPerPacket;
+using fuzz::SwitchSender;
 
 void Check(bool ok) {
   if (!ok) std::abort();
@@ -46,68 +59,62 @@ void CheckNoFailure(const char* failure) {
   std::abort();
 }
 
-UdpEndpoint Sender(std::uint8_t which) {
-  const int n = which % (kWorkers + kServers + 1);
-  if (n < kWorkers) return {0x7f000001, static_cast<std::uint16_t>(1000 + n)};
-  if (n < kWorkers + kServers) return {0x7f000001, static_cast<std::uint16_t>(2000 + n)};
-  return {0x7f000002, 3000};
-}
-
-dataplane::Program* MakeProgram(int workers, int servers) {
-  auto* p = new dataplane::Program();
-  SwitchJob job;
-  job.job_id = 1;
-  job.token = "fuzz";
-  for (int w = 0; w < workers; ++w) job.workers.push_back(Sender(static_cast<std::uint8_t>(w)));
-  for (int s = 0; s < servers; ++s) {
-    job.servers.push_back(Sender(static_cast<std::uint8_t>(kWorkers + s)));
-  }
-  job.cells_per_array = 16;
-  job.slots_per_packet = kSlotsPerPacket;
-  if (!p->InstallJob(job).ok) std::abort();
-  return p;
-}
-
 // The full job (3 workers, 2 servers), which keeps its state from input to
 // input.
 dataplane::Program& TheProgram() {
-  static dataplane::Program* program = MakeProgram(kWorkers, kServers);
+  static dataplane::Program* program = [] {
+    auto* p = new dataplane::Program();
+    if (!p->InstallJob(fuzz::SwitchFuzzJob(fuzz::kSwitchWorkers, fuzz::kSwitchServers)).ok) {
+      std::abort();
+    }
+    return p;
+  }();
   return *program;
 }
 
-wire::Header Header(wire::MessageType type, std::uint32_t seq, std::uint16_t slot_count) {
-  wire::Header h;
-  h.type = type;
-  h.job_id = 1;
-  h.seq = seq;
-  h.slot_count = slot_count;
-  return h;
-}
-
-// A switch whose epoch 0 is complete: a job of worker 0 and server 0 alone
-// that took one DATA (cells 3 of array 0, 15 of array 2 and a saturating
-// cell 7 of array 5) and its FIN. With three workers random inputs hardly
-// ever bring all three FINs; here a COLLECT of epoch 0 is answered with
-// the written cells at once. Each input gets a fresh copy.
+// A switch whose epoch 0 is complete (fuzz::CompleteEpochZero); each input
+// gets a fresh copy.
 const dataplane::Program& ProgramWithEpochDone() {
   static const dataplane::Program* const done = [] {
-    dataplane::Program* program = MakeProgram(1, 1);
-    std::array<wire::Slot, wire::kMaxSlots> slots{};
-    slots[0] = {true, false, 3, std::bit_cast<std::uint32_t>(1.5f)};
-    slots[2] = {true, false, 15, std::bit_cast<std::uint32_t>(-2.0f)};
-    slots[5] = {true, false, 7, std::bit_cast<std::uint32_t>(1e30f)};
-    for (const auto& [header, count] : {std::pair{Header(wire::MessageType::kData, 0, 6), 6},
-                                        std::pair{Header(wire::MessageType::kFin, 1, 0), 0}}) {
-      std::array<std::uint8_t, wire::kMaxMessageBytes> bytes;
-      const std::size_t length = wire::Encode(header, std::span(slots.data(), count), bytes);
-      dataplane::OutputBatch out;
-      program->Process(std::span(bytes.data(), length), Sender(0), out);
-      Check(out.size() > 0);  // the ACK (and READY)
-    }
+    auto* program = new dataplane::Program();
+    fuzz::CompleteEpochZero(*program);
     return program;
   }();
   return *done;
 }
+
+#if defined(LIBRA_HAVE_XDP)
+// The XDP program beside each model switch: [0] keeps the full job's state
+// as TheProgram does, [1] has its epoch 0 completed again before each input.
+struct XdpMirror {
+  std::unique_ptr<xdp::XdpProgram> programs[2];
+};
+
+XdpMirror* Xdp() {
+  static XdpMirror* const mirror = []() -> XdpMirror* {
+    std::string error = "needs root";
+    auto mirror = std::make_unique<XdpMirror>();
+    for (auto& program : mirror->programs) {
+      if (geteuid() == 0) {
+        program = xdp::XdpProgram::Load(dataplane::PipelineProfile::Tofino1(),
+                                        UdpEndpoint{0x0afffffeu, 9000}, &error);
+      }
+      if (program == nullptr) {
+        std::fprintf(stderr, "fuzz_switch_program: the model alone (XDP: %s)\n", error.c_str());
+        return nullptr;
+      }
+    }
+    if (!mirror->programs[0]
+             ->InstallJob(fuzz::SwitchFuzzJob(fuzz::kSwitchWorkers, fuzz::kSwitchServers))
+             .ok) {
+      std::abort();
+    }
+    std::fprintf(stderr, "fuzz_switch_program: the model and the XDP program\n");
+    return mirror.release();
+  }();
+  return mirror;
+}
+#endif
 
 // `result`'s slots are its values, each naming the COLLECT slot (register
 // array) j it answers.
@@ -163,11 +170,39 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
 
   dataplane::Program done = ProgramWithEpochDone();
-  for (dataplane::Program* program : {&TheProgram(), &done}) {
+  dataplane::Program* const programs[2] = {&TheProgram(), &done};
+  for (int k = 0; k < 2; ++k) {
+    dataplane::Program* const program = programs[k];
     const std::uint64_t before = program->counters()[dataplane::Event::kPacketsIn];
     dataplane::OutputBatch out;
-    program->Process(datagram, Sender(data[0]), out);
+#if defined(LIBRA_HAVE_XDP)
+    xdp::XdpProgram* const mirror = Xdp() ? Xdp()->programs[k].get() : nullptr;
+    dataplane::ProgramCounters mirror_before;
+    if (mirror != nullptr) {
+      if (k == 1) fuzz::CompleteEpochZero(*mirror);
+      mirror_before = mirror->Counters();
+    }
+    const dataplane::ProgramCounters model_before = program->counters();
+#endif
+    program->Process(datagram, SwitchSender(data[0]), out);
     if (program->counters()[dataplane::Event::kPacketsIn] != before + 1) std::abort();
+#if defined(LIBRA_HAVE_XDP)
+    if (mirror != nullptr) {
+      dataplane::OutputBatch mirror_out;
+      mirror->Process(datagram, SwitchSender(data[0]), mirror_out);
+      std::string difference = testing::DifferentOutputs(out, 0, mirror_out, 0);
+      if (difference.empty()) {
+        difference =
+            testing::DifferentCounters(testing::CounterDelta(model_before, program->counters()),
+                                       testing::CounterDelta(mirror_before, mirror->Counters()));
+      }
+      if (!difference.empty()) {
+        std::fprintf(stderr, "fuzz_switch_program: XDP differs from the model: %s\n",
+                     difference.c_str());
+        std::abort();
+      }
+    }
+#endif
     std::size_t replicas = 0;
     for (std::size_t i = 0; i < out.size(); ++i) {
       wire::Message reply;

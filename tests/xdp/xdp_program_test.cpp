@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/switch_backends.h"
+#include "switchd/loss_injector.h"
 #include "wire/wire.h"
 
 namespace libra::xdp {
@@ -100,6 +101,40 @@ TEST_F(XdpProgramTest, TheUserSpacePartRefusesWhatIsNoUpcall) {
   EXPECT_EQ(program_->xdp_counters().upcalls_refused, 2u);
   program_->HandleUpcall(update, Server(0), out);
   EXPECT_EQ(out.size(), static_cast<std::size_t>(kWorkers) + 1);
+}
+
+// --drop-rate with --drop-seed under XDP: the program draws from switchd's
+// LossInjector sequences (arrivals with the seed, answers with switchd's
+// egress seed), so a seed drops the same packets and answers, run after run,
+// and the model's switch with that seed would drop the same positions.
+TEST_F(XdpProgramTest, InjectedLossFollowsTheSeedNumberForNumber) {
+  const std::vector<std::uint8_t> probe = Probe();
+  std::uint64_t lost_total = 0;
+  for (const std::uint64_t seed : {1u, 7u}) {
+    for (int run = 0; run < 2; ++run) {
+      program_->SetFailureInjection(0.3, seed, seed ^ 0x5bd1e995u, -1);
+      switchd::LossInjector arrivals(0.3, seed), answers(0.3, seed ^ 0x5bd1e995u);
+      for (int k = 0; k < 300; ++k) {
+        const XdpCounters before = program_->xdp_counters();
+        dataplane::OutputBatch out;
+        program_->Process(probe, Worker(0), out);
+        const XdpCounters after = program_->xdp_counters();
+        const bool lost_in = arrivals.ShouldDrop();
+        const bool lost_out = !lost_in && answers.ShouldDrop();
+        lost_total += lost_in || lost_out;
+        ASSERT_EQ(after.ingress_loss_injected - before.ingress_loss_injected, lost_in ? 1u : 0u)
+            << "seed " << seed << " packet " << k;
+        ASSERT_EQ(after.egress_loss_injected - before.egress_loss_injected, lost_out ? 1u : 0u)
+            << "seed " << seed << " packet " << k;
+        ASSERT_EQ(out.size(), lost_in || lost_out ? 0u : 1u) << "seed " << seed << " packet " << k;
+      }
+    }
+  }
+  EXPECT_GT(lost_total, 0u);
+  program_->SetFailureInjection(0, 1, 1, -1);
+  dataplane::OutputBatch out;
+  program_->Process(probe, Worker(0), out);
+  EXPECT_EQ(out.size(), 1u);
 }
 
 // Valid packets of every kind, then one mutation each (a byte, the length,

@@ -8,23 +8,17 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <thread>
 
 #include "hotpath/messages/hot_packets.h"
 #include "hotpath/messages/written_keys.h"
-#include "hotpath/node/engine_socket.h"
+#include "hotpath/node/engine_loop.h"
 #include "hotpath/node/retry_clock.h"
-#include "net/udp_socket.h"
-#include "net/waker.h"
 
 namespace libra::hotpath {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-constexpr std::size_t kBatch = 64;
-// Receive batches per turn of the loop, so that a flood of datagrams cannot
-// starve the timers.
-constexpr int kBatchesPerTurn = 16;
+using Clock = EngineClock::Clock;
+// With nothing to wait for, the I/O thread still wakes this often.
 constexpr auto kIdleWake = std::chrono::milliseconds(50);
 
 std::vector<hot::Key> SortedOwnedKeys(const hot::HotSet& hot_set, std::span<const hot::Key> keys) {
@@ -58,16 +52,19 @@ std::vector<std::uint32_t> CollectRows(const hot::HotSet& hot_set, std::span<con
 
 }  // namespace
 
-struct HotCollector::Impl {
+// The collector's protocol, run by its EngineLoop: the loop's mutex guards
+// everything below but what construction fixes (the hot set, the options,
+// the owned keys and the full plan).
+struct HotCollector::Impl final : EngineHandler {
   Impl(std::shared_ptr<const hot::HotSet> hot_set_in, std::span<const hot::Key> owned,
        HotCollectorOptions options_in, EpochCallback callback)
       : hot_set(std::move(hot_set_in)),
         options(Checked(options_in, *hot_set)),
-        socket(options.local, EngineSocketOptions()),
+        loop(EngineLoopOptions{options.job_id, options.local, options.switch_address,
+                               options.clock}),
         owned_keys(SortedOwnedKeys(*hot_set, owned)),
-        out(socket.fd(), kBatch),
         next_epoch(options.first_epoch),
-        clock(options.clock ? *options.clock : SteadyEngineClock()),
+        clock(loop.clock()),
         last_poll(clock.Now()),
         update_retry(options.retry),
         retry(options.retry),
@@ -87,17 +84,10 @@ struct HotCollector::Impl {
     if (full_plan.packets.size() >= kCollectPollPacket) {
       throw std::invalid_argument("hot collector: more COLLECT packets than a seq can number");
     }
-    io = std::thread([this] { Run(); });
+    loop.Start(*this);
   }
 
-  ~Impl() {
-    {
-      std::lock_guard lock(mutex);
-      stopping = true;
-    }
-    waker.Wake();
-    io.join();
-  }
+  ~Impl() override { loop.Stop(); }
 
   static const HotCollectorOptions& Checked(const HotCollectorOptions& options,
                                             const hot::HotSet& hot_set) {
@@ -113,16 +103,17 @@ struct HotCollector::Impl {
     return options;
   }
 
-  void Run();
-  void HandleDatagram(std::span<const std::uint8_t> bytes);
+  void OnMessage(const wire::Message& message, std::span<const std::uint8_t> bytes,
+                 const UdpEndpoint& from) override;
+  Clock::time_point Progress(Clock::time_point now, net::SendQueue& out) override;
   void HandleResult(const wire::Message& result);
   void HandleReady(std::uint32_t epoch);
   void HandleUpdateAck(const wire::Header& ack);
-  void SendUpdates(Clock::time_point now);
-  void Progress(Clock::time_point now);
-  void SendCollect(std::uint32_t k, Clock::time_point now, bool resend);
-  void DetectLosses(Clock::time_point now);
-  void Start();
+  void SendUpdates(Clock::time_point now, net::SendQueue& out);
+  void Collect(Clock::time_point now, net::SendQueue& out);
+  void SendCollect(std::uint32_t k, Clock::time_point now, bool resend, net::SendQueue& out);
+  void DetectLosses(Clock::time_point now, net::SendQueue& out);
+  void Start(net::SendQueue& out);
   void Finish(HotPathStatus status);
 
   std::uint32_t plan_packets() const { return static_cast<std::uint32_t>(plan->packets.size()); }
@@ -142,8 +133,9 @@ struct HotCollector::Impl {
 
   std::shared_ptr<const hot::HotSet> hot_set;
   const HotCollectorOptions options;
-  net::UdpSocket socket;
-  net::Waker waker;  // wakes the I/O thread out of its wait on the socket
+  // The socket, the I/O thread and the lock (engine_loop.h); API calls take
+  // the lock briefly, the epoch callback runs without it.
+  EngineLoop loop;
 
   // What this server collects, fixed at construction: its keys ascending and
   // the COLLECT packets that read all their cells (the epoch is patched in).
@@ -166,9 +158,7 @@ struct HotCollector::Impl {
   PackedValues epoch_plan;
   PackedValues* plan = &full_plan;
 
-  mutable std::mutex mutex;
-  net::SendQueue out;  // to the switch
-  bool stopping = false;
+  std::mutex& mutex = loop.mutex();
   std::uint32_t next_epoch;                 // the epoch to collect (and deliver) next
   std::optional<std::uint32_t> ready_upto;  // newest epoch known complete
   bool collecting = false;
@@ -235,9 +225,6 @@ struct HotCollector::Impl {
   RetryClock retry;
   HotCollectorCounters counters;
   EpochCallback on_epoch;
-  std::vector<CollectedEpoch> deliveries;
-
-  std::thread io;
 };
 
 // The rows (cell index i across every array) that hold this server's values.
@@ -294,60 +281,30 @@ void HotCollector::Impl::PlanWrittenKeys(std::span<const std::uint8_t> written) 
   epoch_plan = PackQueuedCells(collect_header, written_cells, {});
 }
 
-void HotCollector::Impl::Run() {
-  net::ReceiveBatch batch(kBatch);
-  Clock::time_point deadline = clock.Now();
-  std::vector<CollectedEpoch> to_deliver;
-  for (;;) {
-    // The deadline is in the engine's time; the wait is in the steady clock's.
-    waker.WaitUntil(socket.fd(), Clock::now() + (deadline - clock.Now()));
-    {
-      std::lock_guard lock(mutex);
-      if (stopping) return;
-      for (int turn = 0; turn < kBatchesPerTurn; ++turn) {
-        const std::size_t n = batch.Receive(socket.fd());
-        for (std::size_t i = 0; i < n; ++i) HandleDatagram(batch.payload(i));
-        if (n < kBatch) break;
-      }
-      const Clock::time_point now = clock.Now();
-      SendUpdates(now);
-      Progress(now);
-      out.Flush();
-      counters.packets_sent = out.packets_sent();
-      counters.bytes_sent = out.bytes_sent();
-      counters.send_errors = out.refused();
-
-      deadline = now + kIdleWake;
-      if (collecting) {
-        for (std::uint32_t k = 0; k < next_to_send; ++k) {
-          if (!answered[k]) deadline = std::min(deadline, ExpiresAt(k));
-        }
-      } else if (ready_since) {
-        deadline = std::min(deadline, *ready_since + options.written_keys_grace);
-      } else if (!full_plan.packets.empty()) {
-        deadline = std::min(deadline, last_poll + options.ready_poll);
-      }
-      for (const PendingUpdate& update : updates) {
-        if (!update.sent) break;
-        if (!update.acked) deadline = std::min(deadline, UpdateExpiresAt(update));
-      }
-      to_deliver.swap(deliveries);
+Clock::time_point HotCollector::Impl::Progress(Clock::time_point now, net::SendQueue& out) {
+  SendUpdates(now, out);
+  Collect(now, out);
+  Clock::time_point deadline = now + kIdleWake;
+  if (collecting) {
+    for (std::uint32_t k = 0; k < next_to_send; ++k) {
+      if (!answered[k]) deadline = std::min(deadline, ExpiresAt(k));
     }
-    for (CollectedEpoch& epoch : to_deliver) on_epoch(std::move(epoch));
-    to_deliver.clear();
+  } else if (ready_since) {
+    deadline = std::min(deadline, *ready_since + options.written_keys_grace);
+  } else if (!full_plan.packets.empty()) {
+    deadline = std::min(deadline, last_poll + options.ready_poll);
   }
+  for (const PendingUpdate& update : updates) {
+    if (!update.sent) break;
+    if (!update.acked) deadline = std::min(deadline, UpdateExpiresAt(update));
+  }
+  return deadline;
 }
 
-void HotCollector::Impl::HandleDatagram(std::span<const std::uint8_t> bytes) {
-  ++counters.packets_received;
-  counters.bytes_received += bytes.size();
-  wire::Message message;
-  if (wire::Decode(bytes, &message) != wire::DecodeError::kNone) {
-    ++counters.malformed_packets;
-    return;
-  }
-  if (message.header.job_id != options.job_id || message.header.node_id != options.server_id) {
-    ++counters.ignored_packets;
+void HotCollector::Impl::OnMessage(const wire::Message& message, std::span<const std::uint8_t>,
+                                   const UdpEndpoint&) {
+  if (message.header.node_id != options.server_id) {
+    loop.CountIgnored();
     return;
   }
   if (message.header.type == wire::MessageType::kResult) {
@@ -358,7 +315,7 @@ void HotCollector::Impl::HandleDatagram(std::span<const std::uint8_t> bytes) {
   } else if (message.header.type == wire::MessageType::kAck) {
     HandleUpdateAck(message.header);
   } else {
-    ++counters.ignored_packets;
+    loop.CountIgnored();
   }
 }
 
@@ -379,7 +336,7 @@ void HotCollector::Impl::HandleUpdateAck(const wire::Header& ack) {
     ++counters.update_acks;
     return;
   }
-  ++counters.ignored_packets;  // a late ACK of a resend, or not ours
+  loop.CountIgnored();  // a late ACK of a resend, or not ours
 }
 
 // UPDATEs go out as ACKs come back, at most `update_window` unACKed; one
@@ -389,7 +346,7 @@ void HotCollector::Impl::HandleUpdateAck(const wire::Header& ack) {
 // its ACK was), at once, so that the workers' REPLICA stream gets it within
 // a round trip or two. When the switch stops answering, the rest are
 // dropped: the workers find the switch dead by their own probes.
-void HotCollector::Impl::SendUpdates(Clock::time_point now) {
+void HotCollector::Impl::SendUpdates(Clock::time_point now, net::SendQueue& out) {
   constexpr std::uint64_t kReorderTolerance = 3;
   while (!updates.empty() && updates.front().acked) updates.pop_front();
   std::uint32_t outstanding = 0;
@@ -476,7 +433,7 @@ void HotCollector::Impl::HandleResult(const wire::Message& result) {
     const bool in_order = i == 0 || slot.index > previous;
     if (!slot.valid || slot.index >= asked_slots || !in_order ||
         plan->value_of_slot[std::size_t{k} * num_arrays + slot.index] == kNoValue) {
-      ++counters.ignored_packets;
+      loop.CountIgnored();
       return;
     }
     previous = slot.index;
@@ -509,7 +466,7 @@ void HotCollector::Impl::HandleResult(const wire::Message& result) {
   if (answered_count == plan_packets()) Finish(HotPathStatus::kOk);
 }
 
-void HotCollector::Impl::Start() {
+void HotCollector::Impl::Start(net::SendQueue& out) {
   // `out` may still point at the plans' packets with the previous epoch in
   // them.
   out.Flush();
@@ -578,7 +535,8 @@ void HotCollector::Impl::Finish(HotPathStatus status) {
   } else {
     ++counters.epochs_failed;
   }
-  deliveries.push_back(std::move(epoch));
+  // Delivered after the turn, without the lock: the callback may publish.
+  loop.Notify([this, epoch = std::move(epoch)]() mutable { on_epoch(std::move(epoch)); });
   if (collecting) {
     counters.collect_micros += static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::microseconds>(clock.Now() - collect_started)
@@ -591,15 +549,15 @@ void HotCollector::Impl::Finish(HotPathStatus status) {
   retry.OnProgress();
 }
 
-void HotCollector::Impl::Progress(Clock::time_point now) {
+void HotCollector::Impl::Collect(Clock::time_point now, net::SendQueue& out) {
   if (full_plan.packets.empty()) return;
   if (!collecting) {
     if (ready_upto && *ready_upto >= next_epoch) {
       if (!ready_since) ready_since = now;
       if (WaitingForKeyReports(now)) return;
-      Start();
+      Start(out);
       // No worker wrote any of this server's rows: on to the next epoch.
-      if (!collecting) return Progress(now);
+      if (!collecting) return Collect(now, out);
     } else {
       if (now < last_poll + options.ready_poll) return;
       // Ask with the first packet of the full plan: NOT_READY, or READY and
@@ -613,7 +571,7 @@ void HotCollector::Impl::Progress(Clock::time_point now) {
       return;
     }
   }
-  DetectLosses(now);
+  DetectLosses(now, out);
   // An expiry resends the oldest unanswered request only (by first send, so
   // again the same one if it expires again, as TCP does), and restarts every
   // timer. If the others were lost too, the answer to that resend comes
@@ -637,18 +595,19 @@ void HotCollector::Impl::Progress(Clock::time_point now) {
       return;
     }
     last_timeout = now;
-    SendCollect(*oldest_expired, now, /*resend=*/true);
+    SendCollect(*oldest_expired, now, /*resend=*/true, out);
   }
   // New requests, at most `window` outstanding; a packet answered by a poll
   // is not asked again.
   for (; outstanding < options.window && next_to_send < plan_packets(); ++next_to_send) {
     if (answered[next_to_send]) continue;
-    SendCollect(next_to_send, now, /*resend=*/false);
+    SendCollect(next_to_send, now, /*resend=*/false, out);
     ++outstanding;
   }
 }
 
-void HotCollector::Impl::SendCollect(std::uint32_t k, Clock::time_point now, bool resend) {
+void HotCollector::Impl::SendCollect(std::uint32_t k, Clock::time_point now, bool resend,
+                                     net::SendQueue& out) {
   if (resend) {
     plan->packets[k].SetFlags(plan_flags() | wire::kFlagRetransmission);
     if (attempts[k] < 255) ++attempts[k];
@@ -673,7 +632,7 @@ void HotCollector::Impl::SendCollect(std::uint32_t k, Clock::time_point now, boo
 // milliseconds of an idle collector. The tolerance keeps a little
 // reordering elsewhere from resending much; a needless resend costs one
 // idempotent read.
-void HotCollector::Impl::DetectLosses(Clock::time_point now) {
+void HotCollector::Impl::DetectLosses(Clock::time_point now, net::SendQueue& out) {
   constexpr std::uint64_t kReorderTolerance = 3;
   while (!in_flight.empty() &&
          in_flight.front().order + kReorderTolerance <= newest_answered_send) {
@@ -682,7 +641,7 @@ void HotCollector::Impl::DetectLosses(Clock::time_point now) {
     // Answered, or sent again since (that send has its own entry).
     if (answered[send.k] || last_send_order[send.k] != send.order) continue;
     ++counters.fast_retransmissions;
-    SendCollect(send.k, now, /*resend=*/true);
+    SendCollect(send.k, now, /*resend=*/true, out);
   }
 }
 
@@ -696,7 +655,7 @@ HotCollector::HotCollector(std::shared_ptr<const hot::HotSet> hot_set,
 
 HotCollector::~HotCollector() = default;
 
-UdpEndpoint HotCollector::local() const { return impl_->socket.local(); }
+UdpEndpoint HotCollector::local() const { return impl_->loop.local(); }
 
 bool HotCollector::collects_by_row() const { return impl_->by_row; }
 
@@ -742,7 +701,7 @@ void HotCollector::PublishUpdate(std::uint32_t epoch, std::span<const hot::Key> 
     }
     impl.counters.update_packets += packets.size();
   }
-  impl.waker.Wake();
+  impl.loop.Wake();
 }
 
 void HotCollector::AddWrittenKeys(std::uint32_t epoch, std::uint32_t worker,
@@ -777,12 +736,14 @@ void HotCollector::AddWrittenKeys(std::uint32_t epoch, std::uint32_t worker,
     }
     ++impl.counters.key_reports;
   }
-  impl.waker.Wake();
+  impl.loop.Wake();
 }
 
 HotCollectorCounters HotCollector::counters() const {
   std::lock_guard lock(impl_->mutex);
-  return impl_->counters;
+  HotCollectorCounters counters = impl_->counters;
+  CopyLoopCounters(impl_->loop.counters(), counters);
+  return counters;
 }
 
 }  // namespace libra::hotpath

@@ -39,6 +39,8 @@ inline constexpr std::uint32_t kCollectPollPacket = kCollectSeqPacketMask;
 struct HotCollectorOptions {
   std::uint32_t job_id = 0;
   std::uint16_t server_id = 0;
+  // The switch's data address: COLLECT and UPDATE go there, and READY,
+  // RESULT and ACK are taken only from there (engine_loop.h).
   UdpEndpoint switch_address;
   UdpEndpoint local{0x7f000001, 0};
   std::uint32_t num_workers = 1;  // N: each sum covers this many pushes
@@ -111,6 +113,7 @@ struct HotCollectorCounters {
   std::uint64_t bytes_received = 0;
   std::uint64_t malformed_packets = 0;  // not a wire message (wire::Decode failed)
   std::uint64_t ignored_packets = 0;    // another job or node, unexpected type or cell
+  std::uint64_t foreign_packets = 0;    // this job's, not from the switch's address
   std::uint64_t send_errors = 0;
   std::uint64_t key_reports = 0;                 // AddWrittenKeys calls taken
   std::uint64_t key_reports_ignored = 0;         // for an epoch done, or malformed

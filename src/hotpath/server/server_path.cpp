@@ -452,7 +452,8 @@ class ServerPathImpl final : public ps::ServerHotPath {
                         {"packets_received", c.packets_received},
                         {"bytes_received", c.bytes_received},
                         {"malformed_packets", c.malformed_packets},
-                        {"ignored_packets", c.ignored_packets}};
+                        {"ignored_packets", c.ignored_packets},
+                        {"foreign_packets", c.foreign_packets}};
     return out;
   }
 

@@ -7,23 +7,16 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
-#include <thread>
 
 #include "hotpath/messages/hot_packets.h"
-#include "hotpath/node/engine_socket.h"
+#include "hotpath/node/engine_loop.h"
 #include "hotpath/node/retry_clock.h"
 #include "hotpath/worker/hot_replica.h"
-#include "net/udp_socket.h"
-#include "net/waker.h"
 
 namespace libra::hotpath {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-constexpr std::size_t kBatch = 64;
-// Receive batches per turn of the loop, so that a flood of datagrams cannot
-// starve the timers.
-constexpr int kBatchesPerTurn = 16;
+using Clock = EngineClock::Clock;
 // With nothing to wait for, the I/O thread still wakes this often to look at
 // the replica's gap timers.
 constexpr auto kIdleWake = std::chrono::milliseconds(50);
@@ -63,23 +56,23 @@ struct PushEpoch {
 
 }  // namespace
 
-struct HotSender::Impl {
+// The sender's protocol, run by its EngineLoop: the loop's mutex guards
+// everything below but hot_set, options and the push_mutex's queuer.
+struct HotSender::Impl final : EngineHandler {
   Impl(std::shared_ptr<const hot::HotSet> hot_set_in, HotSenderOptions options_in)
       : hot_set(std::move(hot_set_in)),
         options(Checked(options_in, *hot_set)),
-        socket(options.local, EngineSocketOptions()),
+        loop(EngineLoopOptions{options.job_id, options.local, options.switch_address,
+                               options.clock}),
+        clock(loop.clock()),
         queuer(hot_set),
         replica(*hot_set, options.key_owners, options.first_epoch),
-        retry(options.retry),
-        io([this] { Run(); }) {}
+        retry(options.retry) {
+    loop.Start(*this);
+  }
 
-  ~Impl() {
-    {
-      std::lock_guard lock(mutex);
-      stopping = true;
-    }
-    waker.Wake();
-    io.join();
+  ~Impl() override {
+    loop.Stop();
     for (PushEpoch& epoch : epochs) {
       if (!epoch.finished()) epoch.done->set_value(HotPathStatus::kShutdown);
     }
@@ -99,11 +92,12 @@ struct HotSender::Impl {
     return options;
   }
 
-  void Run();
-  void HandleDatagram(std::span<const std::uint8_t> bytes);
+  void OnMessage(const wire::Message& message, std::span<const std::uint8_t> bytes,
+                 const UdpEndpoint& from) override;
+  Clock::time_point Progress(Clock::time_point now, net::SendQueue& out) override;
   void HandleAck(const wire::Header& ack);
   void HandleReplica(std::span<const std::uint8_t> bytes, const wire::Message& message);
-  void Progress(Clock::time_point now, net::SendQueue& out);
+  void SendDue(Clock::time_point now, net::SendQueue& out);
   bool CanStart(const PushEpoch& epoch) const;
   void SendData(PushEpoch& epoch, Clock::time_point now, net::SendQueue& out);
   void Resend(EncodedPacket& packet, net::SendQueue& out);
@@ -118,19 +112,20 @@ struct HotSender::Impl {
 
   std::shared_ptr<const hot::HotSet> hot_set;
   const HotSenderOptions options;
-  net::UdpSocket socket;
-  net::Waker waker;  // wakes the I/O thread out of its wait on the socket
+  // The socket, the I/O thread and the lock. Lock order: push_mutex, then
+  // the loop's mutex (Push packs under the first and queues under both).
+  EngineLoop loop;
+  std::mutex& mutex = loop.mutex();
+  const EngineClock& clock;
 
   std::mutex push_mutex;  // serializes Push: packing, then queueing in order
   RowOrderQueuer queuer;  // under push_mutex
 
-  mutable std::mutex mutex;
   std::condition_variable replica_changed;
   std::deque<PushEpoch> epochs;  // pushed and not yet released, oldest first
   std::optional<std::uint32_t> last_pushed;
   std::optional<std::uint32_t> first_pushed;
   bool switch_down = false;
-  bool stopping = false;
   HotReplica replica;
   // Epochs of the replica being watched for gaps: when to report each, and
   // whether order already showed it a hole (then later REPLICAs do not put
@@ -142,10 +137,12 @@ struct HotSender::Impl {
   std::map<std::uint32_t, GapWatch> gap_deadlines;
   std::optional<std::uint32_t> gaps_watched_upto;
   RetryClock retry;
-  HotSenderCounters counters;
+  HotSenderCounters counters;  // but the datagram counts, which the loop keeps
+  // counters.replica_epochs as the last turn left it: a completed stream
+  // is what moves a waiting Pull.
+  std::uint64_t replica_epochs_seen = 0;
   GapCallback on_gap;
   UnresponsiveCallback on_unresponsive;
-  std::vector<std::function<void()>> notices;  // callbacks to run outside the lock
   // ProbeSwitch: the nonce of the probe being waited for, when to (re)send
   // it, and the last nonce the switch echoed.
   std::optional<std::uint32_t> probe_pending;
@@ -154,69 +151,30 @@ struct HotSender::Impl {
   Clock::time_point probe_next;
   std::array<std::uint8_t, wire::kHeaderBytes> probe_bytes{};
   std::condition_variable probe_changed;
-
-  std::thread io;  // last: starts once everything above exists
 };
 
-void HotSender::Impl::Run() {
-  net::ReceiveBatch batch(kBatch);
-  net::SendQueue out(socket.fd(), kBatch);
-  Clock::time_point deadline = Clock::now();
-  std::vector<std::function<void()>> to_run;
-  for (;;) {
-    waker.WaitUntil(socket.fd(), deadline);
-    {
-      std::lock_guard lock(mutex);
-      if (stopping) return;
-      const Clock::time_point now = Clock::now();
-      bool replica_moved = false;
-      for (int turn = 0; turn < kBatchesPerTurn; ++turn) {
-        const std::size_t n = batch.Receive(socket.fd());
-        for (std::size_t i = 0; i < n; ++i) {
-          // Only a completed stream can make a waiting Pull's keys current
-          // (or release a bank): waking the puller for every REPLICA made it
-          // rescan its keys hundreds of times an epoch.
-          const std::uint64_t epochs = counters.replica_epochs;
-          HandleDatagram(batch.payload(i));
-          replica_moved |= counters.replica_epochs != epochs;
-        }
-        if (n < kBatch) break;
-      }
-      if (replica_moved) {
-        if (const auto reached = replica.MinEpoch()) Release(*reached);
-        replica_changed.notify_all();
-      }
-      Progress(now, out);
-      out.Flush();
-      counters.packets_sent = out.packets_sent();
-      counters.bytes_sent = out.bytes_sent();
-      counters.send_errors = out.refused();
-      // Released epochs leave only after the flush: `out` pointed into them.
-      while (!epochs.empty() && epochs.front().released && epochs.front().finished()) {
-        epochs.pop_front();
-      }
-      WatchGaps(now);
-      CheckGaps(now);
-      deadline = NextDeadline(now);
-      to_run.swap(notices);
-    }
-    for (auto& notice : to_run) notice();
-    to_run.clear();
+Clock::time_point HotSender::Impl::Progress(Clock::time_point now, net::SendQueue& out) {
+  // Only a completed stream can make a waiting Pull's keys current (or
+  // release a bank): waking the puller for every REPLICA made it rescan its
+  // keys hundreds of times an epoch.
+  if (counters.replica_epochs != replica_epochs_seen) {
+    replica_epochs_seen = counters.replica_epochs;
+    if (const auto reached = replica.MinEpoch()) Release(*reached);
+    replica_changed.notify_all();
   }
+  // Released epochs leave only now: the last turn's queue pointed into them,
+  // and the loop flushed it when that turn ended.
+  while (!epochs.empty() && epochs.front().released && epochs.front().finished()) {
+    epochs.pop_front();
+  }
+  SendDue(now, out);
+  WatchGaps(now);
+  CheckGaps(now);
+  return NextDeadline(now);
 }
 
-void HotSender::Impl::HandleDatagram(std::span<const std::uint8_t> bytes) {
-  ++counters.packets_received;
-  counters.bytes_received += bytes.size();
-  wire::Message message;
-  if (wire::Decode(bytes, &message) != wire::DecodeError::kNone) {
-    ++counters.malformed_packets;
-    return;
-  }
-  if (message.header.job_id != options.job_id) {
-    ++counters.ignored_packets;
-    return;
-  }
+void HotSender::Impl::OnMessage(const wire::Message& message, std::span<const std::uint8_t> bytes,
+                                const UdpEndpoint&) {
   switch (message.header.type) {
     case wire::MessageType::kAck:
       if (message.header.node_id != options.worker_id) break;
@@ -235,7 +193,7 @@ void HotSender::Impl::HandleDatagram(std::span<const std::uint8_t> bytes) {
     default:
       break;
   }
-  ++counters.ignored_packets;
+  loop.CountIgnored();
 }
 
 void HotSender::Impl::HandleAck(const wire::Header& ack) {
@@ -250,7 +208,7 @@ void HotSender::Impl::HandleAck(const wire::Header& ack) {
       if (epoch.phase != PushEpoch::Phase::kFin || ack.seq != epoch.packets.size()) return;
       epoch.phase = PushEpoch::Phase::kAcked;
       counters.data_micros += static_cast<std::uint64_t>(
-          std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - epoch.data_started)
+          std::chrono::duration_cast<std::chrono::microseconds>(clock.Now() - epoch.data_started)
               .count());
       epoch.packets = {};
       epoch.acked = {};
@@ -274,7 +232,7 @@ void HotSender::Impl::HandleAck(const wire::Header& ack) {
     }
     if (!epoch.resent[ack.seq]) {
       retry.OnRttSample(std::chrono::duration_cast<std::chrono::microseconds>(
-          Clock::now() - epoch.sent_at[ack.seq]));
+          clock.Now() - epoch.sent_at[ack.seq]));
     }
     while (epoch.base < epoch.next && epoch.acked[epoch.base]) ++epoch.base;
     retry.OnProgress();
@@ -297,12 +255,12 @@ void HotSender::Impl::HandleReplica(std::span<const std::uint8_t> bytes,
   counters.replica_values += result.advanced;
   counters.stale_replica_values += result.stale;
   counters.replica_epochs += result.epochs_completed;
-  if (result.rejected || result.unknown != 0) ++counters.ignored_packets;
+  if (result.rejected || result.unknown != 0) loop.CountIgnored();
   if (result.rejected) return;
   // The epoch is still arriving: on a slow link its REPLICAs take longer
   // than the gap timeout, so the timeout counts from the latest one (unless
   // order already showed a hole: WatchGaps).
-  const Clock::time_point later = Clock::now() + GapTimeout();
+  const Clock::time_point later = clock.Now() + GapTimeout();
   for (auto& [epoch, watch] : gap_deadlines) {
     if (epoch <= message.header.epoch && !watch.hole) {
       watch.deadline = std::max(watch.deadline, later);
@@ -370,7 +328,7 @@ void HotSender::Impl::SendData(PushEpoch& epoch, Clock::time_point now, net::Sen
   }
 }
 
-void HotSender::Impl::Progress(Clock::time_point now, net::SendQueue& out) {
+void HotSender::Impl::SendDue(Clock::time_point now, net::SendQueue& out) {
   if (probe_pending && now >= probe_next) {
     wire::Header probe;
     probe.type = wire::MessageType::kProbe;
@@ -433,9 +391,9 @@ void HotSender::Impl::FailAll() {
   // The callback runs before the futures resolve, so whoever waits on a
   // push finds the failure already reported.
   if (first_failed && on_unresponsive) {
-    notices.push_back([callback = on_unresponsive, epoch = *first_failed] { callback(epoch); });
+    loop.Notify([callback = on_unresponsive, epoch = *first_failed] { callback(epoch); });
   }
-  notices.push_back([failed = std::move(failed)] {
+  loop.Notify([failed = std::move(failed)] {
     for (const auto& done : failed) done->set_value(HotPathStatus::kSwitchUnresponsive);
   });
 }
@@ -487,7 +445,7 @@ void HotSender::Impl::CheckGaps(Clock::time_point now) {
     }
     ++counters.replica_gaps;
     if (on_gap) {
-      notices.push_back([callback = on_gap, gap = ReplicaGap{epoch, replica.MissingKeys(epoch)}] {
+      loop.Notify([callback = on_gap, gap = ReplicaGap{epoch, replica.MissingKeys(epoch)}] {
         callback(gap);
       });
     }
@@ -521,7 +479,7 @@ HotSender::HotSender(std::shared_ptr<const hot::HotSet> hot_set, HotSenderOption
 
 HotSender::~HotSender() = default;
 
-UdpEndpoint HotSender::local() const { return impl_->socket.local(); }
+UdpEndpoint HotSender::local() const { return impl_->loop.local(); }
 
 void HotSender::OnReplicaGap(GapCallback callback) {
   std::lock_guard lock(impl_->mutex);
@@ -573,7 +531,7 @@ std::shared_future<HotPathStatus> HotSender::Push(std::uint32_t epoch,
 
   {
     std::lock_guard lock(impl.mutex);
-    if (impl.stopping) {
+    if (impl.loop.stopping()) {
       push.done->set_value(HotPathStatus::kShutdown);
       return future;
     }
@@ -588,7 +546,7 @@ std::shared_future<HotPathStatus> HotSender::Push(std::uint32_t epoch,
     if (!impl.first_pushed) impl.first_pushed = epoch;
     ++impl.counters.epochs_pushed;
   }
-  impl.waker.Wake();
+  impl.loop.Wake();
   return future;
 }
 
@@ -597,8 +555,8 @@ bool HotSender::ProbeSwitch(std::chrono::milliseconds budget) {
   std::unique_lock lock(impl.mutex);
   const std::uint32_t nonce = ++impl.probe_nonce;
   impl.probe_pending = nonce;
-  impl.probe_next = Clock::now();
-  impl.waker.Wake();
+  impl.probe_next = impl.clock.Now();
+  impl.loop.Wake();
   const bool answered =
       impl.probe_changed.wait_for(lock, budget, [&] { return impl.probe_answered == nonce; });
   impl.probe_pending.reset();
@@ -610,7 +568,7 @@ void HotSender::Commit(std::uint32_t epoch) {
     std::lock_guard lock(impl_->mutex);
     impl_->Release(epoch);
   }
-  impl_->waker.Wake();
+  impl_->loop.Wake();
 }
 
 std::optional<RetainedPush> HotSender::Retained(std::uint32_t epoch) const {
@@ -641,11 +599,15 @@ HotPathStatus HotSender::Pull(std::span<const hot::Key> keys, std::vector<float>
   }
   std::unique_lock lock(impl.mutex);
   const std::optional<std::uint32_t> target = impl.last_pushed;
-  const Clock::time_point waited_from = Clock::now();
+  // The caller's wait, in real time: the timeout is the caller's budget, not
+  // an engine timer (those read the engine clock).
+  const auto waited_from = std::chrono::steady_clock::now();
   const bool reached = impl.replica_changed.wait_for(
-      lock, timeout, [&] { return impl.stopping || impl.replica.Reached(keys, target); });
-  impl.counters.pull_wait_micros += static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - waited_from).count());
+      lock, timeout, [&] { return impl.loop.stopping() || impl.replica.Reached(keys, target); });
+  impl.counters.pull_wait_micros +=
+      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                     std::chrono::steady_clock::now() - waited_from)
+                                     .count());
   if (!reached) return HotPathStatus::kTimeout;
   if (!impl.replica.Reached(keys, target)) return HotPathStatus::kShutdown;
   vals->clear();
@@ -662,7 +624,7 @@ void HotSender::RepairReplica(std::uint32_t epoch, std::span<const hot::Key> key
     if (const auto reached = impl_->replica.MinEpoch()) impl_->Release(*reached);
   }
   impl_->replica_changed.notify_all();
-  impl_->waker.Wake();
+  impl_->loop.Wake();
 }
 
 std::optional<std::uint32_t> HotSender::ReplicaEpoch() const {
@@ -672,7 +634,9 @@ std::optional<std::uint32_t> HotSender::ReplicaEpoch() const {
 
 HotSenderCounters HotSender::counters() const {
   std::lock_guard lock(impl_->mutex);
-  return impl_->counters;
+  HotSenderCounters counters = impl_->counters;
+  CopyLoopCounters(impl_->loop.counters(), counters);
+  return counters;
 }
 
 }  // namespace libra::hotpath

@@ -26,6 +26,7 @@
 
 #include "hot/hot_set.h"
 #include "hotpath/messages/update_auth.h"
+#include "hotpath/node/engine_clock.h"
 #include "hotpath/node/hot_path_options.h"
 #include "wire/switch_job.h"
 
@@ -34,6 +35,8 @@ namespace libra::hotpath {
 struct HotSenderOptions {
   std::uint32_t job_id = 0;
   std::uint16_t worker_id = 0;
+  // The switch's data address: DATA, FIN and PROBE go there, and ACK,
+  // REPLICA and PROBE_REPLY are taken only from there (engine_loop.h).
   UdpEndpoint switch_address;
   // Where the sender's socket binds; port 0 lets the kernel choose. The
   // switch admits packets by source address, so this is what the job lists.
@@ -67,6 +70,11 @@ struct HotSenderOptions {
   // The key the servers sign their UPDATEs with: a REPLICA whose tag does
   // not verify under it is dropped before any of it is used.
   UpdateKey update_key;
+  // What the I/O thread's timers (retransmission, FIN, probe resends, replica
+  // gaps) and round-trip samples read (engine_clock.h); null: the steady
+  // clock. It must outlive the sender. Pull's and ProbeSwitch's budgets are
+  // the caller's waits and run in real time.
+  const EngineClock* clock = nullptr;
 };
 
 // Epoch `epoch` of the replica lacks the values of `keys` (a lost REPLICA).
@@ -103,6 +111,7 @@ struct HotSenderCounters {
   std::uint64_t replica_holes_by_order = 0;  // gaps found by order, reported early
   std::uint64_t malformed_packets = 0;       // not a wire message (wire::Decode failed)
   std::uint64_t ignored_packets = 0;         // another job or node, unexpected type or cell
+  std::uint64_t foreign_packets = 0;         // this job's, not from the switch's address
   std::uint64_t send_errors = 0;
   // Where an epoch's time goes (microseconds, summed over epochs): from its
   // first DATA to the ACK of its FIN, and waiting in Pull for the replica.

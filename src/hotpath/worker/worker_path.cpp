@@ -608,7 +608,8 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
                      {"data_micros", c.data_micros},
                      {"pull_wait_micros", c.pull_wait_micros},
                      {"malformed_packets", c.malformed_packets},
-                     {"ignored_packets", c.ignored_packets}};
+                     {"ignored_packets", c.ignored_packets},
+                     {"foreign_packets", c.foreign_packets}};
     return out;
   }
 
