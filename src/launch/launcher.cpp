@@ -169,6 +169,22 @@ int FirstEphemeralPort() {
   return low;
 }
 
+// 32 random bytes in hex: a job's PS_JOB_SECRET.
+std::string RandomSecret() {
+  std::ifstream urandom("/dev/urandom", std::ios::binary);
+  unsigned char bytes[32];
+  if (!urandom.read(reinterpret_cast<char*>(bytes), sizeof bytes)) {
+    throw std::runtime_error("launch: cannot read /dev/urandom for the job's secret");
+  }
+  static const char kHex[] = "0123456789abcdef";
+  std::string secret;
+  for (unsigned char b : bytes) {
+    secret += kHex[b >> 4];
+    secret += kHex[b & 15];
+  }
+  return secret;
+}
+
 }  // namespace
 
 int FindFreePort() {
@@ -195,6 +211,9 @@ std::vector<ProcessSpec> LocalJobProcesses(const LocalJob& job) {
   if (job.num_servers < 1) throw std::invalid_argument("launch: --servers must be at least 1");
   if (job.num_workers < 1) throw std::invalid_argument("launch: --workers must be at least 1");
   std::map<std::string, std::string> common = job.env;
+  if (job.secure && common.count("PS_JOB_SECRET") == 0 && std::getenv("PS_JOB_SECRET") == nullptr) {
+    common["PS_JOB_SECRET"] = RandomSecret();
+  }
   common["DMLC_NUM_SERVER"] = std::to_string(job.num_servers);
   common["DMLC_NUM_WORKER"] = std::to_string(job.num_workers);
   common["DMLC_PS_ROOT_URI"] = "127.0.0.1";

@@ -26,6 +26,10 @@ struct LocalJob {
   int num_workers = 1;
   std::vector<std::string> command;        // PROGRAM ARGS
   std::map<std::string, std::string> env;  // extra variables for every node
+  // Every node gets one random PS_JOB_SECRET (unless the caller's
+  // environment or `env` has one): the job's ZeroMQ connections are then
+  // encrypted and only its own nodes can send on them (src/ps/zmq_curve.h).
+  bool secure = true;
 };
 
 // The scheduler, servers and workers of `job`, on 127.0.0.1 with a free port.

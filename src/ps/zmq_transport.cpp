@@ -8,6 +8,7 @@
 #include "ps/internal/env.h"
 #include "ps/internal/logging.h"
 #include "ps/message_codec.h"
+#include "ps/zmq_curve.h"
 
 namespace ps {
 
@@ -48,7 +49,9 @@ ZmqTransport::ZmqTransport(bool local)
       local_(local),
       // Below a few KiB not even a control message with its node list fits.
       max_frame_bytes_(Environment::Get()->IntOr("PS_MAX_MESSAGE_BYTES", kDefaultMaxFrameBytes,
-                                                 4096, std::numeric_limits<int>::max())) {}
+                                                 4096, std::numeric_limits<int>::max())) {
+  if (const char* secret = Environment::Get()->find("PS_JOB_SECRET")) secret_ = secret;
+}
 
 ZmqTransport::~ZmqTransport() {
   Stop();
@@ -62,6 +65,7 @@ int ZmqTransport::Bind(const Node& node) {
   receiver_->set(zmq::sockopt::rcvhwm, 0);
   receiver_->set(zmq::sockopt::linger, 0);
   receiver_->set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(max_frame_bytes_));
+  if (!secret_.empty()) UseCurveAsServer(*receiver_, secret_);
   std::string endpoint = Endpoint(node.hostname, node.port);
   try {
     receiver_->bind(endpoint);
@@ -88,6 +92,7 @@ void ZmqTransport::Connect(const Node& node) {
   peer->socket = zmq::socket_t(context_, zmq::socket_type::dealer);
   peer->socket.set(zmq::sockopt::sndhwm, 0);
   peer->socket.set(zmq::sockopt::linger, kLingerMs);
+  if (!secret_.empty()) UseCurveAsClient(peer->socket, secret_);
   bool same_host = local_ && node.hostname == my_host_;
   std::string endpoint =
       same_host ? LocalEndpoint(node.hostname, node.port) : Endpoint(node.hostname, node.port);

@@ -50,9 +50,10 @@ class ZmqTransport : public Transport {
   std::mutex peers_mu_;
   std::unordered_map<int, std::unique_ptr<Peer>> peers_;
   bool stopped_ = false;
-  bool local_;                      // DMLC_LOCAL: also listen on, and prefer, an ipc endpoint
+  bool local_;  // DMLC_LOCAL: also listen on, and prefer, an ipc endpoint
   std::string my_host_;
   int max_frame_bytes_;  // PS_MAX_MESSAGE_BYTES
+  std::string secret_;   // PS_JOB_SECRET: empty, no CURVE (zmq_curve.h)
 };
 
 }  // namespace ps

@@ -685,6 +685,7 @@ int LaunchLocalTraining(TrainJobConfig config, const std::string& self) {
   job.num_servers = config.servers;
   job.num_workers = config.workers;
   job.command = TrainNodeCommand(self, config);
+  job.secure = config.secure;
   if (!config.libra.enabled()) return RunLocalJob(job, config, nullptr);
 
   LibraOptions& libra = config.libra;

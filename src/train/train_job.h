@@ -29,6 +29,7 @@ struct TrainJobConfig {
   int workers = 1;
   int servers = 1;
   double timeout_s = 0;  // 0: no limit
+  bool secure = true;    // a PS_JOB_SECRET for the job's ZeroMQ connections (LocalJob)
   LibraOptions libra;
   // Checkpoints (checkpoint_coordinator.h): every server writes its shard to
   // checkpoint_dir after every checkpoint_every iterations; with resume the

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <sstream>
 
 namespace libra {
@@ -23,6 +24,24 @@ TEST(LauncherTest, ReportsEachProcessesStatusCpuTimeAndPrefixedOutput) {
   EXPECT_GE(usage[0].wall_seconds, usage[0].user_seconds * 0.5);
   EXPECT_NE(output.str().find("[busy] done"), std::string::npos) << output.str();
   EXPECT_NE(output.str().find("[idle] hello there"), std::string::npos) << output.str();
+}
+
+TEST(LauncherTest, EveryNodeOfAJobSharesOneRandomSecret) {
+  unsetenv("PS_JOB_SECRET");  // a secret in the caller's environment would be inherited
+  LocalJob job;
+  job.num_servers = 2;
+  job.num_workers = 2;
+  job.command = {"true"};
+  const std::vector<ProcessSpec> first = LocalJobProcesses(job);
+  const std::string secret = first.front().env.at("PS_JOB_SECRET");
+  EXPECT_EQ(secret.size(), 64u);
+  for (const ProcessSpec& p : first) EXPECT_EQ(p.env.at("PS_JOB_SECRET"), secret) << p.name;
+  EXPECT_NE(LocalJobProcesses(job).front().env.at("PS_JOB_SECRET"), secret) << "one per job";
+  job.env["PS_JOB_SECRET"] = "the caller's";
+  EXPECT_EQ(LocalJobProcesses(job).front().env.at("PS_JOB_SECRET"), "the caller's");
+  job.env.clear();
+  job.secure = false;
+  EXPECT_EQ(LocalJobProcesses(job).front().env.count("PS_JOB_SECRET"), 0u);
 }
 
 TEST(LauncherTest, TheFirstFailureStopsTheOthers) {

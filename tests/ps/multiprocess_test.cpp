@@ -118,6 +118,29 @@ INSTANTIATE_TEST_SUITE_P(Runtime, CustomersAsWorkers,
                                   std::to_string(info.param.customers) + "w";
                          });
 
+// The job's ZeroMQ connections under its PS_JOB_SECRET (src/ps/zmq_curve.h;
+// `libra launch` draws one per job, so every test above runs with it): a
+// worker with another secret cannot even register, and the job stops at
+// the start timeout instead of taking it in.
+TEST(JobSecret, ANodeWithAnotherSecretCannotJoinTheJob) {
+  libra::LocalJob job;
+  job.num_servers = 1;
+  job.num_workers = 2;
+  job.command = {KV_PROGRAM, "sum"};
+  std::vector<libra::ProcessSpec> processes = libra::LocalJobProcesses(job);
+  ASSERT_EQ(processes.back().name, "worker 1");
+  ASSERT_EQ(processes.back().env.count("PS_JOB_SECRET"), 1u);
+  processes.back().env["PS_JOB_SECRET"] = "not this job's secret";
+  for (libra::ProcessSpec& p : processes) p.env["PS_START_TIMEOUT"] = "3";
+  std::ostringstream output;
+  libra::RunOptions options;
+  options.timeout_s = 60;
+  options.output = &output;
+  EXPECT_NE(libra::RunProcesses(processes, options, nullptr), 0) << output.str();
+  EXPECT_NE(output.str().find("2 of 3 nodes registered"), std::string::npos) << output.str();
+  EXPECT_EQ(CountOccurrences(output.str(), "PASS sum"), 0) << output.str();
+}
+
 // SimpleApp requests that reach a node before its app exists, or before the
 // app has set its request handle, wait for the handle and never meet the
 // default one (simple_app_program.cpp). Repeated, over TCP and ipc, since

@@ -29,6 +29,7 @@ struct LaunchFlags {
   std::string capacity = "auto";
   uint64_t link_mbit = 0;
   std::string job_token;
+  bool insecure = false;
 };
 
 int RunLaunch(const LaunchFlags& flags) {
@@ -36,6 +37,7 @@ int RunLaunch(const LaunchFlags& flags) {
   job.num_servers = flags.servers;
   job.num_workers = flags.workers;
   job.command = flags.command;
+  job.secure = !flags.insecure;
   std::optional<train::LocalSwitchd> switchd;
   if (flags.local_switch) {
     if (!flags.switch_address.empty()) {
@@ -101,6 +103,8 @@ void AddLaunchCommand(CLI::App& parent, Runner& run) {
   sub->add_option("--link-mbit", flags->link_mbit,
                   "Libra: every host's link in Mbit/s, for the cost model (default: 10 Gbit/s)");
   sub->add_option("--job-token", flags->job_token, "Libra: the switch job's token");
+  sub->add_flag("--insecure", flags->insecure,
+                "No PS_JOB_SECRET: the job's ZeroMQ connections without CURVE (as PS-lite's)");
   sub->add_option("command", flags->command, "PROGRAM ARGS (after --)")->required();
   sub->callback([&run, flags] { run = [flags] { return RunLaunch(*flags); }; });
 }

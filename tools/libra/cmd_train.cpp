@@ -113,6 +113,9 @@ void AddTrainCommand(CLI::App& parent, Runner& run) {
                   "Stop a local job after this many seconds (0: never)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  sub->add_flag(
+      "--insecure", [config](std::int64_t) { config->secure = false; },
+      "A local job's ZeroMQ connections without CURVE (no PS_JOB_SECRET)");
   train::LibraOptions& libra = config->libra;
   sub->add_flag("--libra", libra.local_switch,
                 "Aggregate hot keys in a libra switchd started on 127.0.0.1 for this job");
