@@ -9,10 +9,13 @@
 #include <cstdio>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "common/run_command.h"
 #include "common/switchd_process.h"
+#include "launch/launcher.h"
 
 namespace {
 
@@ -99,6 +102,52 @@ TEST(HotPathSampling, EveryNodeSwitchesAtTheSameEpoch) {
   }
   EXPECT_EQ(first_collected, std::set<int>{7}) << r.output;
 }
+
+// Customers as workers with the switch (PS-lite's test_kv_app_multi_workers):
+// each worker process runs `customers` customer threads, each a worker of
+// its own, so the switch job has processes x customers workers. Every
+// customer checks its exact sums (multi_worker_program.cpp) and, in its
+// node's report, that its own worker path (its rank, sender and replica)
+// carried all its hot epochs; every server that it applied all of them.
+struct HotCustomersCase {
+  int servers;
+  int worker_processes;
+  int customers;
+};
+
+class HotPathCustomersAsWorkers : public testing::TestWithParam<HotCustomersCase> {};
+
+TEST_P(HotPathCustomersAsWorkers, EachCustomerHasItsOwnHotPath) {
+  const HotCustomersCase& c = GetParam();
+  libra::test_support::SwitchdProcess sw;
+  libra::LocalJob job;
+  job.num_servers = c.servers;
+  job.num_workers = c.worker_processes;
+  job.command = {MULTI_WORKER_PROGRAM, std::to_string(c.customers), "hot"};
+  std::vector<libra::ProcessSpec> processes = libra::LocalJobProcesses(job);
+  for (libra::ProcessSpec& p : processes) {
+    p.env["DMLC_NUM_WORKER"] = std::to_string(c.worker_processes * c.customers);
+    p.env["PS_START_TIMEOUT"] = "20";
+    p.env["LIBRA_SWITCH"] = sw.data.ToString();
+    p.env["LIBRA_SWITCH_CONTROL"] = sw.control;
+    p.env["LIBRA_SAMPLE_EPOCHS"] = "2";
+    p.env["LIBRA_CAPACITY"] = "0";  // the whole switch: every sampled key is hot
+  }
+  std::ostringstream output;
+  libra::RunOptions options;
+  options.timeout_s = 60;
+  options.output = &output;
+  EXPECT_EQ(libra::RunProcesses(processes, options, nullptr), 0) << output.str();
+}
+
+INSTANTIATE_TEST_SUITE_P(Libra, HotPathCustomersAsWorkers,
+                         testing::Values(HotCustomersCase{1, 1, 2}, HotCustomersCase{2, 1, 2},
+                                         HotCustomersCase{2, 2, 2}, HotCustomersCase{1, 2, 1}),
+                         [](const testing::TestParamInfo<HotCustomersCase>& info) {
+                           return std::to_string(info.param.servers) + "s" +
+                                  std::to_string(info.param.worker_processes) + "x" +
+                                  std::to_string(info.param.customers) + "w";
+                         });
 
 // Without a reachable switch the controller says why and the job runs on the
 // plain parameter server: Libra never stops a job PS-lite would run.
