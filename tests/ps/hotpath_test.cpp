@@ -117,13 +117,14 @@ struct HotCustomersCase {
 
 class HotPathCustomersAsWorkers : public testing::TestWithParam<HotCustomersCase> {};
 
-TEST_P(HotPathCustomersAsWorkers, EachCustomerHasItsOwnHotPath) {
-  const HotCustomersCase& c = GetParam();
-  libra::test_support::SwitchdProcess sw;
+// Runs multi_worker_program CUSTOMERS `mode` through `sw`, sampling the
+// first 2 pushes, with every sampled key hot; the job's exit status.
+int RunCustomersAsWorkers(const libra::test_support::SwitchdProcess& sw, const HotCustomersCase& c,
+                          const std::string& mode, std::ostringstream* output) {
   libra::LocalJob job;
   job.num_servers = c.servers;
   job.num_workers = c.worker_processes;
-  job.command = {MULTI_WORKER_PROGRAM, std::to_string(c.customers), "hot"};
+  job.command = {MULTI_WORKER_PROGRAM, std::to_string(c.customers), mode};
   std::vector<libra::ProcessSpec> processes = libra::LocalJobProcesses(job);
   for (libra::ProcessSpec& p : processes) {
     p.env["DMLC_NUM_WORKER"] = std::to_string(c.worker_processes * c.customers);
@@ -133,11 +134,16 @@ TEST_P(HotPathCustomersAsWorkers, EachCustomerHasItsOwnHotPath) {
     p.env["LIBRA_SAMPLE_EPOCHS"] = "2";
     p.env["LIBRA_CAPACITY"] = "0";  // the whole switch: every sampled key is hot
   }
-  std::ostringstream output;
   libra::RunOptions options;
   options.timeout_s = 60;
-  options.output = &output;
-  EXPECT_EQ(libra::RunProcesses(processes, options, nullptr), 0) << output.str();
+  options.output = output;
+  return libra::RunProcesses(processes, options, nullptr);
+}
+
+TEST_P(HotPathCustomersAsWorkers, EachCustomerHasItsOwnHotPath) {
+  libra::test_support::SwitchdProcess sw;
+  std::ostringstream output;
+  EXPECT_EQ(RunCustomersAsWorkers(sw, GetParam(), "hot", &output), 0) << output.str();
 }
 
 INSTANTIATE_TEST_SUITE_P(Libra, HotPathCustomersAsWorkers,
@@ -148,6 +154,16 @@ INSTANTIATE_TEST_SUITE_P(Libra, HotPathCustomersAsWorkers,
                                   std::to_string(info.param.worker_processes) + "x" +
                                   std::to_string(info.param.customers) + "w";
                          });
+
+// The switch dies at hot epoch 10 and stays dead: the SWITCH_DOWN the
+// controller sends to every worker id reaches each customer's own path,
+// which falls back once; the servers sum the rest and the sums stay exact.
+TEST(HotPathCustomersAsWorkersFallback, EachCustomerFallsBackWhenTheSwitchDies) {
+  libra::test_support::SwitchdProcess sw({"--die-at-epoch", "10"});
+  std::ostringstream output;
+  EXPECT_EQ(RunCustomersAsWorkers(sw, HotCustomersCase{2, 2, 2}, "hot-dies", &output), 0)
+      << output.str();
+}
 
 // Without a reachable switch the controller says why and the job runs on the
 // plain parameter server: Libra never stops a job PS-lite would run.

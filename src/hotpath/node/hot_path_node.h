@@ -128,6 +128,8 @@ class HotPathNode {
   template <typename Answer>
   std::vector<Answer> AskAndWait(int head, const std::string& body, int group,
                                  std::map<int, std::vector<Answer>>* answers) {
+    // After Stop nobody answers: a bridge outliving ps::Finalize gets none.
+    if (!app_) return {};
     const int timestamp = app_->Request(head, body, group);
     app_->Wait(timestamp);
     std::lock_guard<std::mutex> lock(mu_);

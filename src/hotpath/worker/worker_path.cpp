@@ -545,16 +545,23 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
       {
         std::lock_guard<std::mutex> lock(push_mu_);
         if (!hot_set_ || epochs_hot_ == 0) return;
+        // Drained already (Finalize did, and the KVWorker's destructor asks
+        // again, maybe after the control plane stopped): nothing to wait for.
+        if (drained_through_ && *drained_through_ == last_pushed_) return;
         last = last_pushed_;
       }
       uint32_t generation = 0;
       std::shared_ptr<libra::hotpath::HotSender> sender = SenderFor(last, &generation);
       if (!sender) {
         ReadFromServers(last, {});
+        MarkDrained(last);
         return;
       }
       const std::optional<uint32_t> reached = sender->ReplicaEpoch();
-      if (reached && *reached >= last) return;
+      if (reached && *reached >= last) {
+        MarkDrained(last);
+        return;
+      }
       if (Clock::now() > start + kReplicaDeadline) {
         LOG(WARNING) << "libra: the replica did not reach epoch " << last << " before Finalize";
         return;
@@ -575,6 +582,11 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
+  }
+
+  void MarkDrained(uint32_t epoch) {
+    std::lock_guard<std::mutex> lock(push_mu_);
+    drained_through_ = epoch;
   }
 
   nlohmann::json Report() {
@@ -651,9 +663,10 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
   std::weak_ptr<libra::hotpath::HotSender> retired_sender_;
   uint32_t generation_ = 0;  // the hot path's incarnation (one per RESUME)
   std::atomic<bool> fallback_{false};
-  std::optional<uint32_t> hold_from_;  // RESUME_QUERY answered: no push from this epoch
-  std::optional<Resume> resume_;       // back on the switch at resume_->first_epoch
-  RetainedValues sent_to_servers_;     // the last epochs sent to the servers, for VALUES
+  std::optional<uint32_t> hold_from_;        // RESUME_QUERY answered: no push from this epoch
+  std::optional<uint32_t> drained_through_;  // Drain saw the servers apply this epoch
+  std::optional<Resume> resume_;             // back on the switch at resume_->first_epoch
+  RetainedValues sent_to_servers_;           // the last epochs sent to the servers, for VALUES
   std::condition_variable resume_cond_;
   uint64_t epochs_hot_ = 0, hot_values_ = 0, cold_values_ = 0;
   uint64_t fallbacks_ = 0, resumes_ = 0, epochs_resent_ = 0, epochs_to_servers_ = 0;
