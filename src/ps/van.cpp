@@ -197,10 +197,9 @@ int Van::CustomerOfWorkerId(int id) const {
   std::lock_guard<std::mutex> lock(nodes_mu_);
   const std::vector<int> ids = OwnWorkerIdsLocked();
   auto at = std::find(ids.begin(), ids.end(), id);
-  if (at == ids.end()) return -1;
-  auto customer = registered_customers_.begin();
-  std::advance(customer, at - ids.begin());
-  return customer == registered_customers_.end() ? -1 : *customer;
+  const size_t index = static_cast<size_t>(at - ids.begin());
+  if (at == ids.end() || index >= registered_customers_.size()) return -1;
+  return *std::next(registered_customers_.begin(), static_cast<std::ptrdiff_t>(index));
 }
 
 void Van::Receiving() {

@@ -178,17 +178,16 @@ void HotPathNode::Start() {
 }
 
 HotPathNode::SwitchEvents HotPathNode::EventsFor(int recver) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (events_.empty()) return {};
-    // One bridge (a server, or a worker process that is one worker): every
-    // request is its own, as before customers as workers.
-    if (events_.size() == 1) return events_.begin()->second;
-  }
+  // A worker id of this process: its customer's bridge, and only that one
+  // (a finished customer's request is not answered by another's bridge).
   const int customer = ps::Postoffice::Get()->van()->CustomerOfWorkerId(recver);
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = events_.find(customer);
-  return it == events_.end() ? SwitchEvents{} : it->second;
+  if (customer >= 0) {
+    auto it = events_.find(customer);
+    return it == events_.end() ? SwitchEvents{} : it->second;
+  }
+  // A server (its one bridge), or an id that is no worker of this process.
+  return events_.size() == 1 ? events_.begin()->second : SwitchEvents{};
 }
 
 // Requests to a worker or server. Every one is answered (an empty answer for
