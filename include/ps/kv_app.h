@@ -70,10 +70,11 @@ class KVWorker : public SimpleApp {
                      SlicedKVs* sliced) { DefaultSlicer(send, ranges, sliced); };
     obj_ = new Customer(app_id, customer_id, [this](const Message& m) { Process(m); });
     obj_->set_finalize_handle([this] { UseDefaultRequestHandle(); });
-    // Libra: the hot path serves the first float worker of app 0 (docs/hotpath.md).
-    if (std::is_same<Val, float>::value && app_id == 0 && customer_id == 0) {
-      hot_ =
-          hot_path_hooks::CreateWorker([this](const SArray<Key>& keys) { return ServerOf(keys); });
+    // Libra: the hot path serves the float workers of app 0: customer 0, and
+    // every customer that is a worker of its own (docs/hotpath.md).
+    if (std::is_same<Val, float>::value && app_id == 0) {
+      hot_ = hot_path_hooks::CreateWorker(
+          customer_id, [this](const SArray<Key>& keys) { return ServerOf(keys); });
     }
   }
 

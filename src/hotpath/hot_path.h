@@ -19,6 +19,9 @@ namespace libra::hotpath {
 //           "slot_utilization" (values sent / (DATA packets x slots)),
 //           "sender" (HotSenderCounters as an object);
 //   server: "epochs_collected", "collector" (HotCollectorCounters).
+// A worker process that is several workers (customers as workers,
+// docs/hotpath.md) reports "role": "worker" and "customers": one worker
+// report as above per worker, each with its "customer" id and "rank".
 nlohmann::json NodeReport();
 
 // A job resumed from a checkpoint after `epoch` pushes per worker: this

@@ -11,9 +11,15 @@ namespace ps::hot_path_hooks {
 
 using libra::hotpath::HotPathNode;
 
-std::unique_ptr<WorkerHotPath> CreateWorker(WorkerHotPath::ServerOf server_of) {
+std::unique_ptr<WorkerHotPath> CreateWorker(int customer_id, WorkerHotPath::ServerOf server_of) {
   if (!HotPathNode::Get()->enabled()) return nullptr;
-  return libra::hotpath::MakeWorkerPath(std::move(server_of));
+  // Customer 0 may be created before ps::Start (its worker id is looked up at
+  // its first hot epoch); any other customer is a worker only if it
+  // registered as one.
+  if (customer_id != 0 && HotPathNode::WorkerIdOf(customer_id) == ps::Node::kEmpty) {
+    return nullptr;
+  }
+  return libra::hotpath::MakeWorkerPath(customer_id, std::move(server_of));
 }
 
 std::unique_ptr<ServerHotPath> CreateServer(ServerHotPath::Handle handle) {
@@ -25,7 +31,7 @@ void CheckSettings() { (void)libra::hotpath::Config(); }
 
 void OnStart() { HotPathNode::Get()->Start(); }
 
-void BeforeFinalBarrier() { HotPathNode::Get()->BeforeFinalBarrier(); }
+void BeforeFinalBarrier(int customer_id) { HotPathNode::Get()->BeforeFinalBarrier(customer_id); }
 
 void OnFinalize() { HotPathNode::Get()->Stop(); }
 

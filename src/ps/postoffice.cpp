@@ -85,8 +85,9 @@ void Postoffice::Finalize(int customer_id, bool do_barrier) {
     std::lock_guard<std::mutex> lock(customers_mu_);
     for (const auto& [key, customer] : customers_) customer->OnFinalize();
   }
-  // Libra: a worker waits until the servers applied all it pushed.
-  if (customer_id == 0) hot_path_hooks::BeforeFinalBarrier();
+  // Libra: the customer's worker waits until the servers applied all it
+  // pushed (each customer that is a worker of its own, before its barrier).
+  hot_path_hooks::BeforeFinalBarrier(customer_id);
   if (do_barrier) Barrier(customer_id, kWorkerGroup + kServerGroup + kScheduler);
   if (customer_id == 0) {
     if (exit_callback_) exit_callback_();

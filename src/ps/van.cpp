@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <iterator>
 #include <set>
 
 #include "ps/internal/env.h"
@@ -169,6 +170,36 @@ Node Van::GetNode(int id) const {
   std::lock_guard<std::mutex> lock(nodes_mu_);
   auto it = nodes_.find(id);
   return it == nodes_.end() ? Node() : it->second;
+}
+
+std::vector<int> Van::OwnWorkerIdsLocked() const {
+  std::vector<int> ids;
+  if (!ready_ || my_node_.role != Node::WORKER) return ids;
+  for (const auto& [id, n] : nodes_) {
+    if (n.role == Node::WORKER && n.hostname == my_node_.hostname && n.port == my_node_.port) {
+      ids.push_back(id);
+    }
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+int Van::WorkerIdOfCustomer(int customer_id) const {
+  std::lock_guard<std::mutex> lock(nodes_mu_);
+  const std::vector<int> ids = OwnWorkerIdsLocked();
+  auto it = registered_customers_.find(customer_id);
+  if (it == registered_customers_.end()) return Node::kEmpty;
+  const size_t index = static_cast<size_t>(std::distance(registered_customers_.begin(), it));
+  return index < ids.size() ? ids[index] : Node::kEmpty;
+}
+
+int Van::CustomerOfWorkerId(int id) const {
+  std::lock_guard<std::mutex> lock(nodes_mu_);
+  const std::vector<int> ids = OwnWorkerIdsLocked();
+  auto at = std::find(ids.begin(), ids.end(), id);
+  const size_t index = static_cast<size_t>(at - ids.begin());
+  if (at == ids.end() || index >= registered_customers_.size()) return -1;
+  return *std::next(registered_customers_.begin(), static_cast<std::ptrdiff_t>(index));
 }
 
 void Van::Receiving() {

@@ -184,7 +184,7 @@ TEST(HotPathMessages, SwitchFailureMessagesRoundTripAndRejectEveryTruncation) {
   push.worker = 3;
   push.keys = {5, 9};
   push.vals = {0.5f, -1.0f, 2.0f};
-  const Resume resume{3, 0x30001, 57};
+  const Resume resume{3, 0x30001, 57, 6};
 
   const std::optional<SwitchDown> down_back = DecodeSwitchDown(Encode(down));
   ASSERT_TRUE(down_back);
@@ -202,6 +202,7 @@ TEST(HotPathMessages, SwitchFailureMessagesRoundTripAndRejectEveryTruncation) {
   EXPECT_EQ(resume_back->generation, 3u);
   EXPECT_EQ(resume_back->job_id, 0x30001u);
   EXPECT_EQ(resume_back->first_epoch, 57u);
+  EXPECT_EQ(resume_back->worker, 6u);
 
   const std::string down_body = Encode(down), push_body = Encode(push),
                     resume_body = Encode(resume);

@@ -9,10 +9,13 @@
 #include <cstdio>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "common/run_command.h"
 #include "common/switchd_process.h"
+#include "launch/launcher.h"
 
 namespace {
 
@@ -98,6 +101,68 @@ TEST(HotPathSampling, EveryNodeSwitchesAtTheSameEpoch) {
     if (seen_servers.insert(server).second) first_collected.insert(std::stoi((*it)[2]));
   }
   EXPECT_EQ(first_collected, std::set<int>{7}) << r.output;
+}
+
+// Customers as workers with the switch (PS-lite's test_kv_app_multi_workers):
+// each worker process runs `customers` customer threads, each a worker of
+// its own, so the switch job has processes x customers workers. Every
+// customer checks its exact sums (multi_worker_program.cpp) and, in its
+// node's report, that its own worker path (its rank, sender and replica)
+// carried all its hot epochs; every server that it applied all of them.
+struct HotCustomersCase {
+  int servers;
+  int worker_processes;
+  int customers;
+};
+
+class HotPathCustomersAsWorkers : public testing::TestWithParam<HotCustomersCase> {};
+
+// Runs multi_worker_program CUSTOMERS `mode` through `sw`, sampling the
+// first 2 pushes, with every sampled key hot; the job's exit status.
+int RunCustomersAsWorkers(const libra::test_support::SwitchdProcess& sw, const HotCustomersCase& c,
+                          const std::string& mode, std::ostringstream* output) {
+  libra::LocalJob job;
+  job.num_servers = c.servers;
+  job.num_workers = c.worker_processes;
+  job.command = {MULTI_WORKER_PROGRAM, std::to_string(c.customers), mode};
+  std::vector<libra::ProcessSpec> processes = libra::LocalJobProcesses(job);
+  for (libra::ProcessSpec& p : processes) {
+    p.env["DMLC_NUM_WORKER"] = std::to_string(c.worker_processes * c.customers);
+    p.env["PS_START_TIMEOUT"] = "20";
+    p.env["LIBRA_SWITCH"] = sw.data.ToString();
+    p.env["LIBRA_SWITCH_CONTROL"] = sw.control;
+    p.env["LIBRA_SAMPLE_EPOCHS"] = "2";
+    p.env["LIBRA_CAPACITY"] = "0";  // the whole switch: every sampled key is hot
+  }
+  libra::RunOptions options;
+  options.timeout_s = 60;
+  options.output = output;
+  return libra::RunProcesses(processes, options, nullptr);
+}
+
+TEST_P(HotPathCustomersAsWorkers, EachCustomerHasItsOwnHotPath) {
+  libra::test_support::SwitchdProcess sw;
+  std::ostringstream output;
+  EXPECT_EQ(RunCustomersAsWorkers(sw, GetParam(), "hot", &output), 0) << output.str();
+}
+
+INSTANTIATE_TEST_SUITE_P(Libra, HotPathCustomersAsWorkers,
+                         testing::Values(HotCustomersCase{1, 1, 2}, HotCustomersCase{2, 1, 2},
+                                         HotCustomersCase{2, 2, 2}, HotCustomersCase{1, 2, 1}),
+                         [](const testing::TestParamInfo<HotCustomersCase>& info) {
+                           return std::to_string(info.param.servers) + "s" +
+                                  std::to_string(info.param.worker_processes) + "x" +
+                                  std::to_string(info.param.customers) + "w";
+                         });
+
+// The switch dies at hot epoch 10 and stays dead: the SWITCH_DOWN the
+// controller sends to every worker id reaches each customer's own path,
+// which falls back once; the servers sum the rest and the sums stay exact.
+TEST(HotPathCustomersAsWorkersFallback, EachCustomerFallsBackWhenTheSwitchDies) {
+  libra::test_support::SwitchdProcess sw({"--die-at-epoch", "10"});
+  std::ostringstream output;
+  EXPECT_EQ(RunCustomersAsWorkers(sw, HotCustomersCase{2, 2, 2}, "hot-dies", &output), 0)
+      << output.str();
 }
 
 // Without a reachable switch the controller says why and the job runs on the

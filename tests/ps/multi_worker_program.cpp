@@ -4,13 +4,24 @@
 // not processes). Every customer pushes its own keys and a set of keys shared
 // by all, waits at a barrier of the workers, and checks what it pulls: its
 // own keys hold what it pushed, the shared keys one push per worker.
-// Usage: multi_worker_program CUSTOMERS. A failed check exits non-zero.
+//
+// With `hot` (and Libra's hot path on: LIBRA_SWITCH, LIBRA_SAMPLE_EPOCHS at
+// most kRepeat, a hot set that holds every key of the sampling phase) each
+// customer also checks, in its node's report, that its own worker carried
+// every push from the first hot epoch on (its own keys hot, the shared ones
+// cold), and each server that it applied every hot epoch. With `hot-dies`
+// (the switch dies during the hot epochs and stays dead) each customer's
+// worker and each server also fell back to the servers' sums exactly once.
+// Usage: multi_worker_program CUSTOMERS [hot|hot-dies]. A failed check exits
+// non-zero.
 #include <cmath>
 #include <cstdlib>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "hotpath/hot_path.h"
 #include "ps/ps.h"
 
 using namespace ps;
@@ -19,8 +30,54 @@ namespace {
 
 const int kNumKeys = 1000;
 const int kRepeat = 20;
+// Pushes per worker: kRepeat Push, the shared keys' Push, kRepeat PushPull.
+const int kPushes = 2 * kRepeat + 1;
 
-void RunWorker(int customer_id, int customers) {
+int SampleEpochs() {
+  const char* v = std::getenv("LIBRA_SAMPLE_EPOCHS");
+  return v ? std::atoi(v) : 20;
+}
+
+// This customer's worker in the node's report: the report itself when the
+// process is one worker, else its entry in "customers", one per worker.
+nlohmann::json OwnWorkerReport(int customer_id, int customers) {
+  const nlohmann::json report = libra::hotpath::NodeReport();
+  CHECK(report.value("active", false)) << "the hot path is not on: " << report.dump();
+  if (customers == 1) return report;
+  CHECK(report.contains("customers")) << report.dump();
+  const nlohmann::json& list = report["customers"];
+  CHECK_EQ(static_cast<int>(list.size()), customers) << report.dump();
+  std::set<int> ranks;
+  for (const nlohmann::json& entry : list) ranks.insert(entry.at("rank").get<int>());
+  CHECK_EQ(static_cast<int>(ranks.size()), customers) << "ranks not distinct: " << report.dump();
+  for (const nlohmann::json& entry : list) {
+    if (entry.at("customer").get<int>() == customer_id) return entry;
+  }
+  LOG(FATAL) << "customer " << customer_id << " is not in the report: " << report.dump();
+  return {};
+}
+
+// Every push from the first hot epoch K on went through this customer's own
+// worker path: all its own keys' values hot (they are pushed by the first
+// 2 * kRepeat pushes but the shared one), the shared keys (never pushed
+// before K) cold; through its own sender, or (`switch_dies`) through its
+// sender until the switch died, then to the servers after one fallback.
+void CheckHotPath(int customer_id, int customers, bool switch_dies) {
+  const int hot_epochs = kPushes - SampleEpochs();
+  const nlohmann::json mine = OwnWorkerReport(customer_id, customers);
+  CHECK_EQ(mine.at("epochs_hot").get<int>(), hot_epochs) << mine.dump();
+  CHECK_EQ(mine.at("hot_values_pushed").get<int>(), kNumKeys * (hot_epochs - 1)) << mine.dump();
+  CHECK_EQ(mine.at("cold_values_pushed").get<int>(), kNumKeys) << mine.dump();
+  CHECK_EQ(mine.at("fallback").at("fallbacks").get<int>(), switch_dies ? 1 : 0) << mine.dump();
+  if (switch_dies) {
+    CHECK_GT(mine.at("fallback").at("epochs_to_servers").get<int>(), 0) << mine.dump();
+    return;
+  }
+  CHECK_EQ(mine.at("sender").at("epochs_acked").get<int>(), hot_epochs) << mine.dump();
+  CHECK_GT(mine.at("sender").at("replica_values").get<int>(), 0) << mine.dump();
+}
+
+void RunWorker(int customer_id, int customers, bool hot, bool switch_dies) {
   Start(customer_id);
   CHECK_EQ(NumWorkers() % customers, 0) << "DMLC_NUM_WORKER counts every customer";
   KVWorker<float> kv(0, customer_id);
@@ -52,6 +109,7 @@ void RunWorker(int customer_id, int customers) {
   Postoffice::Get()->Barrier(customer_id, kWorkerGroup);
   kv.Wait(kv.Pull(shared, &pulled));
   for (float v : pulled) CHECK_EQ(v, static_cast<float>(NumWorkers()));
+  if (hot) CheckHotPath(customer_id, customers, switch_dies);
   Finalize(customer_id, true);
 }
 
@@ -59,11 +117,15 @@ void RunWorker(int customer_id, int customers) {
 
 int main(int argc, char** argv) {
   const int customers = argc > 1 ? std::atoi(argv[1]) : 2;
-  CHECK_GT(customers, 0) << "usage: multi_worker_program CUSTOMERS";
+  CHECK_GT(customers, 0) << "usage: multi_worker_program CUSTOMERS [hot|hot-dies]";
+  const std::string mode = argc > 2 ? argv[2] : "";
+  const bool switch_dies = mode == "hot-dies";
+  const bool hot = mode == "hot" || switch_dies;
   const char* role = std::getenv("DMLC_ROLE");
   if (role != nullptr && std::string(role) == "worker") {
     std::vector<std::thread> threads;
-    for (int c = 0; c < customers; ++c) threads.emplace_back(RunWorker, c, customers);
+    for (int c = 0; c < customers; ++c)
+      threads.emplace_back(RunWorker, c, customers, hot, switch_dies);
     for (std::thread& t : threads) t.join();
     return 0;
   }
@@ -74,6 +136,14 @@ int main(int argc, char** argv) {
     server->set_request_handle(KVServerDefaultHandle<float>());
   }
   Finalize(0, true);
+  if (hot && server != nullptr) {
+    // Every worker drained before the final barrier: the servers applied
+    // every hot epoch, each the sum of all workers' pushes from the switch.
+    const nlohmann::json report = libra::hotpath::NodeReport();
+    CHECK_EQ(report.at("epochs_collected").get<int>(), kPushes - SampleEpochs()) << report.dump();
+    CHECK_EQ(report.at("fallback").at("fallbacks").get<int>(), switch_dies ? 1 : 0)
+        << report.dump();
+  }
   delete server;
   return 0;
 }

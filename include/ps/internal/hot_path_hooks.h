@@ -6,8 +6,10 @@
 // the Create functions return nullptr and the others do nothing, and the
 // runtime behaves as PS-lite does.
 //
-// Epochs: every Push/PushPull of the first float worker of app 0 is one epoch
-// (the e-th push of every worker is epoch e).
+// Epochs: every Push/PushPull of a worker's float KVWorker of app 0 is one
+// epoch (the e-th push of every worker is epoch e). A worker is customer 0 of
+// a worker process, or each customer that registered as a worker of its own
+// (customers as workers, van.h), each with its own hot path.
 #pragma once
 
 #include <cstdint>
@@ -20,7 +22,7 @@
 
 namespace ps {
 
-// A worker's hot path, as KVWorker<float> uses it (app 0, customer 0). Before
+// A worker's hot path, as KVWorker<float> uses it (app 0). Before
 // the first hot epoch the worker counts the keys it pushes (sampling); from
 // then on it splits each push: hot keys go to the switch, the rest stays a
 // PS-lite request. Completions of the hot part run in order on one thread.
@@ -73,8 +75,9 @@ class ServerHotPath {
 
 namespace hot_path_hooks {
 
-// nullptr unless the hot path is configured.
-std::unique_ptr<WorkerHotPath> CreateWorker(WorkerHotPath::ServerOf server_of);
+// nullptr unless the hot path is configured. A worker's: nullptr also for a
+// customer other than 0 that is no worker of its own (it did not register).
+std::unique_ptr<WorkerHotPath> CreateWorker(int customer_id, WorkerHotPath::ServerOf server_of);
 std::unique_ptr<ServerHotPath> CreateServer(ServerHotPath::Handle handle);
 
 // ps::Start, before the node registers: reads the LIBRA_* settings, so that
@@ -83,9 +86,9 @@ std::unique_ptr<ServerHotPath> CreateServer(ServerHotPath::Handle handle);
 void CheckSettings();
 // Postoffice::Start, once the van runs: the node joins the hot path's control.
 void OnStart();
-// Postoffice::Finalize, before the final barrier: a worker waits until the
-// servers applied all it pushed.
-void BeforeFinalBarrier();
+// Postoffice::Finalize(customer_id), before the final barrier: the worker of
+// that customer waits until the servers applied all it pushed.
+void BeforeFinalBarrier(int customer_id);
 // Postoffice::Finalize, after the final barrier, before the van stops.
 void OnFinalize();
 

@@ -20,6 +20,7 @@
 #include <set>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "ps/internal/message.h"
 #include "ps/internal/transport.h"
@@ -48,6 +49,15 @@ class Van {
   const Node& scheduler() const { return scheduler_; }
   // The node with id `id` (empty Node if unknown).
   Node GetNode(int id) const;
+  // Worker, once the job is complete: the node id of customer `customer_id`
+  // as a worker of its own (customers as workers). The process's ids,
+  // ascending, belong to its registered customers, ascending, so the first
+  // (the process's own) is its lowest customer's. Node::kEmpty when that
+  // customer did not register before the job was complete (it is no worker).
+  int WorkerIdOfCustomer(int customer_id) const;
+  // The inverse: the customer whose worker id `id` is, or -1 when `id` is
+  // not one of this process's worker ids.
+  int CustomerOfWorkerId(int id) const;
 
   // Hands messages that arrived before their customer existed to it.
   void DeliverParked(int app_id, int customer_id);
@@ -67,6 +77,8 @@ class Van {
   void WatchHeartbeats();
   [[noreturn]] void AbortJob(const std::string& why);
   int CustomerFor(const Message& msg) const;
+  // This process's worker ids, ascending (under nodes_mu_).
+  std::vector<int> OwnWorkerIdsLocked() const;
   void SendControl(int recver, Control::Command cmd, const std::string& body = "");
 
   std::unique_ptr<Transport> transport_;

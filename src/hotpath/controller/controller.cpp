@@ -281,9 +281,14 @@ void Controller::OnSwitchDown(const SwitchDown& down, int sender) {
   cond_.notify_all();
 }
 
-void Controller::OnResumeAnswer(int sender, uint32_t next_epoch) {
+void Controller::OnResumeAnswer(uint32_t worker, uint32_t next_epoch) {
   std::lock_guard<std::mutex> lock(mu_);
-  resume_answers_[sender] = next_epoch;
+  if (worker >= static_cast<uint32_t>(num_workers_)) {
+    LOG(ERROR) << "libra controller: dropped a RESUME_QUERY answer of worker " << worker
+               << " (the job has " << num_workers_ << ")";
+    return;
+  }
+  resume_answers_[worker] = next_epoch;
   cond_.notify_all();
 }
 

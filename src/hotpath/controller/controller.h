@@ -42,8 +42,10 @@ class Controller {
   void SetApp(ps::SimpleApp* app, int switch_down_head, int resume_query_head, int resume_head);
   // A node (id `sender`) found the switch dead.
   void OnSwitchDown(const SwitchDown& down, int sender);
-  // A worker's answer to RESUME_QUERY: the next epoch it will push.
-  void OnResumeAnswer(int sender, uint32_t next_epoch);
+  // Worker `worker`'s (its rank's) answer to RESUME_QUERY: the next epoch it
+  // will push. By rank, not by sender: a process that is several workers
+  // (customers as workers) answers once for each from one node id.
+  void OnResumeAnswer(uint32_t worker, uint32_t next_epoch);
   // Removes the job from the switch if one was installed.
   void Stop();
 
@@ -96,8 +98,8 @@ class Controller {
   uint32_t resumes_ = 0;
   bool stopping_ = false;
   std::chrono::steady_clock::time_point down_since_;
-  std::map<int, uint32_t> resume_answers_;  // by worker node id
-  std::condition_variable cond_;            // a resume answer, a switch down, or stopping
+  std::map<uint32_t, uint32_t> resume_answers_;  // by worker rank
+  std::condition_variable cond_;                 // a resume answer, a switch down, or stopping
   std::thread watcher_;
 };
 

@@ -264,6 +264,7 @@ std::string Encode(const Resume& resume) {
   w.Put(resume.generation);
   w.Put(resume.job_id);
   w.Put(resume.first_epoch);
+  w.Put(resume.worker);
   return w.Take();
 }
 
@@ -271,7 +272,7 @@ std::optional<Resume> DecodeResume(const std::string& body) {
   ByteReader r(body);
   Resume resume;
   if (!r.Get(&resume.generation) || !r.Get(&resume.job_id) || !r.Get(&resume.first_epoch) ||
-      !r.AtEnd()) {
+      !r.Get(&resume.worker) || !r.AtEnd()) {
     return std::nullopt;
   }
   return resume;

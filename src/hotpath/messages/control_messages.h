@@ -116,11 +116,13 @@ struct WrittenKeys {
 };
 
 // RESUME (and the answer to RESUME_QUERY, which only fills `first_epoch`
-// with the worker's next epoch).
+// with the worker's next epoch and `worker` with its rank: a process that is
+// several workers answers once per worker, all from the same node id).
 struct Resume {
   uint32_t generation = 0;
   uint32_t job_id = 0;       // the switch job of this incarnation
   uint32_t first_epoch = 0;  // the first epoch on the switch again
+  uint32_t worker = 0;       // the answering worker's rank (RESUME_QUERY)
 };
 
 // The server that owns each hot key of `hot_set` (hot-set order), the one

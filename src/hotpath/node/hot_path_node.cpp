@@ -39,14 +39,24 @@ uint32_t NodeIpv4() {
 // The control plane's app. Its handles are in place before its customer
 // exists: a JOIN that arrived before Start (parked by the van) is delivered
 // the moment the customer is created, and must not meet a default handle.
+// A handle may ask which of the process's node ids the message was sent to
+// (customers as workers: one id per worker).
 class ControlPlaneApp : public ps::SimpleApp {
  public:
   ControlPlaneApp(int app_id, const Handle& on_request, const Handle& on_response)
       : ps::SimpleApp() {
     set_request_handle(on_request);
     set_response_handle(on_response);
-    obj_ = new ps::Customer(app_id, app_id, [this](const ps::Message& m) { Process(m); });
+    obj_ = new ps::Customer(app_id, app_id, [this](const ps::Message& m) {
+      recver_ = m.meta.recver;  // handles run in Process, on this thread
+      Process(m);
+    });
   }
+  // The recipient of the message being handled (valid inside a handle).
+  int recver() const { return recver_; }
+
+ private:
+  int recver_ = ps::Meta::kEmpty;
 };
 
 // A malformed INSTALL (never sent by a controller of this build) leaves the
@@ -62,6 +72,11 @@ Install DecodeInstallOrPlain(const std::string& body) {
 
 }  // namespace
 
+int HotPathNode::WorkerIdOf(int customer_id) {
+  ps::Van* van = ps::Postoffice::Get()->van();
+  return van ? van->WorkerIdOfCustomer(customer_id) : ps::Node::kEmpty;
+}
+
 HotPathNode* HotPathNode::Get() {
   // Never destroyed: a program that exits without ps::Finalize must not run
   // the control plane's teardown after the ps::Postoffice's.
@@ -70,6 +85,17 @@ HotPathNode* HotPathNode::Get() {
 }
 
 libra::UdpEndpoint HotPathNode::ReserveUdpEndpoint() {
+  // A process that is several workers reserves one port per worker, maybe
+  // at the same time: a port released here may be handed out again, so one
+  // this process already gave a worker is never returned twice.
+  for (int attempt = 0;; ++attempt) {
+    const libra::UdpEndpoint endpoint = FreeUdpEndpoint();
+    std::lock_guard<std::mutex> lock(mu_);
+    if (reserved_ports_.insert(endpoint.port).second || attempt >= 64) return endpoint;
+  }
+}
+
+libra::UdpEndpoint HotPathNode::FreeUdpEndpoint() {
   // Bind to port 0 to learn a free port, then release it for the engine's own
   // socket. Another process could take it in between; the engine's bind
   // would then fail loudly, never silently.
@@ -108,11 +134,11 @@ void HotPathNode::Start() {
     on_response = [this](const ps::SimpleData& response, ps::SimpleApp*) {
       if (response.head != kResumeQuery) return;  // acknowledgements
       std::optional<Resume> answer = DecodeResume(response.body);
-      if (answer) controller_->OnResumeAnswer(response.sender, answer->first_epoch);
+      if (answer) controller_->OnResumeAnswer(answer->worker, answer->first_epoch);
     };
   } else {
     on_request = [this](const ps::SimpleData& request, ps::SimpleApp* app) {
-      OnRequest(request, app);
+      OnRequest(request, static_cast<ControlPlaneApp*>(app)->recver(), app);
     };
     on_response = [this, po](const ps::SimpleData& response, ps::SimpleApp*) {
       if (response.head == kRepair) {
@@ -151,14 +177,28 @@ void HotPathNode::Start() {
   }
 }
 
+HotPathNode::SwitchEvents HotPathNode::EventsFor(int recver) {
+  // A worker id of this process: its customer's bridge, and only that one
+  // (a finished customer's request is not answered by another's bridge).
+  const int customer = ps::Postoffice::Get()->van()->CustomerOfWorkerId(recver);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (customer >= 0) {
+    auto it = events_.find(customer);
+    return it == events_.end() ? SwitchEvents{} : it->second;
+  }
+  // A server (its one bridge), or an id that is no worker of this process.
+  return events_.size() == 1 ? events_.begin()->second : SwitchEvents{};
+}
+
 // Requests to a worker or server. Every one is answered (an empty answer for
-// what this node does not handle), so that no sender waits forever.
-void HotPathNode::OnRequest(const ps::SimpleData& request, ps::SimpleApp* app) {
-  SwitchEvents events;
+// what this node does not handle), so that no sender waits forever. A
+// request sent to a worker id goes to that worker's bridge; the controller
+// and the servers send to every worker id, so each bridge gets its own.
+void HotPathNode::OnRequest(const ps::SimpleData& request, int recver, ps::SimpleApp* app) {
+  const SwitchEvents events = EventsFor(recver);
   RepairHandler repair_handler;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    events = events_;
     repair_handler = repair_handler_;
   }
   switch (request.head) {
@@ -199,6 +239,7 @@ void HotPathNode::OnRequest(const ps::SimpleData& request, ps::SimpleApp* app) {
     }
     case kResumeQuery: {
       Resume answer;
+      answer.worker = static_cast<uint32_t>(ps::Postoffice::IDtoRank(recver));
       if (events.resume_query) answer.first_epoch = events.resume_query();
       app->Response(request, Encode(answer));
       return;
@@ -226,9 +267,15 @@ std::vector<FallbackPush> HotPathNode::RequestWorkerValues(const Repair& ask) {
   return AskAndWait(kValues, Encode(ask), ps::kWorkerGroup, &value_answers_);
 }
 
-void HotPathNode::SetSwitchEvents(SwitchEvents events) {
+void HotPathNode::SetSwitchEvents(int customer_id, SwitchEvents events) {
   std::lock_guard<std::mutex> lock(mu_);
-  events_ = std::move(events);
+  const bool none = !events.switch_down && !events.fallback_push && !events.resume_query &&
+                    !events.resume && !events.values && !events.written_keys;
+  if (none) {
+    events_.erase(customer_id);
+  } else {
+    events_[customer_id] = std::move(events);
+  }
 }
 
 void HotPathNode::ReportSwitchDown(const SwitchDown& down) {
@@ -285,9 +332,9 @@ void HotPathNode::OnServerInstall(
   if (ready && on_install) on_install(*ready, server_address_);
 }
 
-int HotPathNode::AddDrain(std::function<void()> drain) {
+int HotPathNode::AddDrain(int customer_id, std::function<void()> drain) {
   std::lock_guard<std::mutex> lock(mu_);
-  drains_[next_drain_] = std::move(drain);
+  drains_[next_drain_] = Drain{customer_id, std::move(drain)};
   return next_drain_++;
 }
 
@@ -296,11 +343,13 @@ void HotPathNode::RemoveDrain(int id) {
   drains_.erase(id);
 }
 
-void HotPathNode::BeforeFinalBarrier() {
+void HotPathNode::BeforeFinalBarrier(int customer_id) {
   std::vector<std::function<void()>> drains;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (auto& [id, drain] : drains_) drains.push_back(drain);
+    for (auto& [id, drain] : drains_) {
+      if (drain.customer_id == customer_id) drains.push_back(drain.run);
+    }
   }
   for (auto& drain : drains) drain();
 }
@@ -310,21 +359,39 @@ void HotPathNode::Stop() {
   app_.reset();
 }
 
-void HotPathNode::SetReport(std::function<nlohmann::json()> report) {
+void HotPathNode::SetReport(int customer_id, std::function<nlohmann::json()> report) {
   std::lock_guard<std::mutex> lock(mu_);
-  report_ = std::move(report);
+  if (report) {
+    reports_[customer_id] = std::move(report);
+  } else {
+    reports_.erase(customer_id);
+  }
 }
 
 nlohmann::json HotPathNode::Report() {
-  std::function<nlohmann::json()> report;
+  std::map<int, std::function<nlohmann::json()>> reports;
   std::optional<Install> install;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    report = report_;
+    reports = reports_;
     install = worker_install_ ? worker_install_ : server_install_;
   }
   if (!enabled()) return {{"enabled", false}};
-  nlohmann::json out = report ? report() : nlohmann::json::object();
+  nlohmann::json out = nlohmann::json::object();
+  if (reports.size() == 1) {
+    out = reports.begin()->second();
+  } else if (reports.size() > 1) {
+    // Customers as workers: one entry per worker of this process.
+    out["role"] = "worker";
+    out["customers"] = nlohmann::json::array();
+    for (const auto& [customer, report] : reports) {
+      nlohmann::json entry = report();
+      entry["customer"] = customer;
+      const int id = WorkerIdOf(customer);
+      if (id != ps::Node::kEmpty) entry["rank"] = ps::Postoffice::IDtoRank(id);
+      out["customers"].push_back(std::move(entry));
+    }
+  }
   // "enabled": configured (LIBRA_SWITCH); "active": the controller's INSTALL
   // turned the hot path on for this node, else "plain_reason" says why not.
   out["enabled"] = true;

@@ -4,6 +4,12 @@
 // and ps::Finalize. The data path lives in the worker and server bridges
 // (include/ps/internal/hotpath_worker.h, hotpath_server.h).
 //
+// Customers as workers (docs/runtime.md): a worker process may be several
+// workers, one per customer that registered; each has its own worker path,
+// which registers its events, drain and report here under its customer id.
+// A request of the controller or a server addressed to one of the process's
+// worker ids goes to that customer's path; the report lists every path.
+//
 // Who joins when: servers at Start (they only wait for the INSTALL, in the
 // background); workers when they reach the first hot epoch (0 with a hot-set
 // file, LIBRA_SAMPLE_EPOCHS with sampling), blocking that push until the
@@ -18,6 +24,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "hotpath/messages/control_messages.h"
@@ -35,15 +42,22 @@ class HotPathNode {
 
   bool enabled() const { return Config().enabled; }
 
+  // This worker process's node id of customer `customer_id` as a worker of
+  // its own (ps::Van::WorkerIdOfCustomer); ps::Node::kEmpty before ps::Start
+  // or when it is no worker.
+  static int WorkerIdOf(int customer_id);
+
   // After the van is up: creates the control-plane app; a server joins.
   void Start();
-  // Before Finalize's barrier: runs the drain callbacks (workers wait until
-  // the servers have applied every epoch they pushed).
-  void BeforeFinalBarrier();
+  // Before Finalize's barrier of customer `customer_id`: runs its drain
+  // callbacks (its worker waits until the servers have applied every epoch
+  // it pushed).
+  void BeforeFinalBarrier(int customer_id);
   // After Finalize's barrier: the scheduler removes the job from the switch.
   void Stop();
 
-  // A free UDP port on this node's address, for the switch job.
+  // A free UDP port on this node's address, for the switch job; never one it
+  // returned before (a process that is several workers takes one each).
   libra::UdpEndpoint ReserveUdpEndpoint();
 
   // Worker: sends JOIN and blocks until the controller answers.
@@ -61,8 +75,9 @@ class HotPathNode {
   void OnServerInstall(std::function<void(const Install&, libra::UdpEndpoint)> on_install);
 
   // What the bridges do when the switch fails or returns (docs/design.md section
-  // 2): set by the worker and server bridges; each runs on the control
-  // plane's receive thread, so it must not block.
+  // 2): set by the worker and server bridges, each under its customer id (a
+  // server's is 0); each runs on the control plane's receive thread, so it
+  // must not block.
   struct SwitchEvents {
     // FALLBACK from the controller: the switch is down.
     std::function<void(const SwitchDown&)> switch_down;
@@ -80,7 +95,8 @@ class HotPathNode {
     // Servers: the keys a worker wrote in an epoch.
     std::function<void(const WrittenKeys&)> written_keys;
   };
-  void SetSwitchEvents(SwitchEvents events);
+  // Empty events (SwitchEvents{}) remove the customer's.
+  void SetSwitchEvents(int customer_id, SwitchEvents events);
   // Any node: tells the controller the switch stopped answering.
   void ReportSwitchDown(const SwitchDown& down);
   // Server: every worker's values of `ask.keys` in epoch `ask.epoch`.
@@ -90,21 +106,30 @@ class HotPathNode {
   // Worker: tells the server of rank `server` which of its rows it wrote.
   void SendWrittenKeys(int server, const WrittenKeys& keys);
 
-  // Bridges register what Finalize must wait for and what reports show.
-  int AddDrain(std::function<void()> drain);
+  // Bridges register what Finalize must wait for and what reports show,
+  // under their customer id. The report of a process with one bridge is that
+  // bridge's; with several (customers as workers), "customers" lists each,
+  // with its "customer" id and worker "rank". A null report removes it.
+  int AddDrain(int customer_id, std::function<void()> drain);
   void RemoveDrain(int id);
-  void SetReport(std::function<nlohmann::json()> report);
+  void SetReport(int customer_id, std::function<nlohmann::json()> report);
   nlohmann::json Report();
 
  private:
   HotPathNode() = default;
+  libra::UdpEndpoint FreeUdpEndpoint();
   void HandleServerInstall(const std::string& body);
-  void OnRequest(const ps::SimpleData& request, ps::SimpleApp* app);
+  // `recver`: the node id the request was sent to (one of this process's).
+  void OnRequest(const ps::SimpleData& request, int recver, ps::SimpleApp* app);
+  // The events of the bridge that `recver` (a node id of this process) is.
+  SwitchEvents EventsFor(int recver);
   // Sends a request to `group` and waits for every answer, which the
   // response handler files in `answers` by the request's timestamp.
   template <typename Answer>
   std::vector<Answer> AskAndWait(int head, const std::string& body, int group,
                                  std::map<int, std::vector<Answer>>* answers) {
+    // After Stop nobody answers: a bridge outliving ps::Finalize gets none.
+    if (!app_) return {};
     const int timestamp = app_->Request(head, body, group);
     app_->Wait(timestamp);
     std::lock_guard<std::mutex> lock(mu_);
@@ -120,14 +145,19 @@ class HotPathNode {
   std::unique_ptr<ps::SimpleApp> app_;
   std::unique_ptr<Controller> controller_;
   libra::UdpEndpoint server_address_;
+  std::set<uint16_t> reserved_ports_;  // every port ReserveUdpEndpoint returned
   std::optional<Install> server_install_;
   std::optional<Install> worker_install_;
   std::function<void(const Install&, libra::UdpEndpoint)> on_server_install_;
-  std::map<int, std::function<void()>> drains_;
+  struct Drain {
+    int customer_id;
+    std::function<void()> run;
+  };
+  std::map<int, Drain> drains_;  // by AddDrain's id
   int next_drain_ = 0;
-  std::function<nlohmann::json()> report_;
+  std::map<int, std::function<nlohmann::json()>> reports_;  // by customer id
   RepairHandler repair_handler_;
-  SwitchEvents events_;
+  std::map<int, SwitchEvents> events_;                 // by customer id
   std::map<int, std::vector<Repair>> repair_answers_;  // by request timestamp
   std::map<int, std::vector<FallbackPush>> value_answers_;
 };

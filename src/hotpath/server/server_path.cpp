@@ -32,6 +32,10 @@ using libra::hotpath::HotPathStatus;
 // applied strictly in order, each once.
 class ServerPathImpl;
 
+// A server's KVServer of app 0 is customer 0 (a server's customer id is its
+// app id): its bridge registers with the node under that id.
+constexpr int kCustomer = 0;
+
 // The process's server bridge, for WaitUntilHotApplied.
 std::mutex live_mu;
 ServerPathImpl* live = nullptr;
@@ -40,7 +44,7 @@ class ServerPathImpl final : public ps::ServerHotPath {
  public:
   explicit ServerPathImpl(Handle handle) : handle_(std::move(handle)) {
     HotPathNode* node = HotPathNode::Get();
-    node->SetReport([this] { return Report(); });
+    node->SetReport(kCustomer, [this] { return Report(); });
     dispatcher_ = std::thread([this] { DispatchInOrder(); });
     node->SetRepairHandler(
         [this](const ps::SimpleData& request, Repair repair) { OnRepair(request, repair); });
@@ -51,7 +55,7 @@ class ServerPathImpl final : public ps::ServerHotPath {
     events.fallback_push = [this](const FallbackPush& push) { OnFallbackPush(push); };
     events.resume = [this](const Resume& resume) { OnResume(resume); };
     events.written_keys = [this](const WrittenKeys& keys) { OnWrittenKeys(keys); };
-    node->SetSwitchEvents(std::move(events));
+    node->SetSwitchEvents(kCustomer, std::move(events));
     node->OnServerInstall([this](const Install& install, libra::UdpEndpoint local) {
       StartCollecting(install, local);
     });
@@ -65,9 +69,9 @@ class ServerPathImpl final : public ps::ServerHotPath {
       if (live == this) live = nullptr;
     }
     HotPathNode::Get()->OnServerInstall(nullptr);
-    HotPathNode::Get()->SetSwitchEvents({});
+    HotPathNode::Get()->SetSwitchEvents(kCustomer, {});
     HotPathNode::Get()->SetRepairHandler(nullptr);
-    HotPathNode::Get()->SetReport(nullptr);
+    HotPathNode::Get()->SetReport(kCustomer, nullptr);
     std::unique_ptr<libra::hotpath::HotCollector> collector;
     {
       std::lock_guard<std::mutex> lock(mu_);

@@ -63,12 +63,13 @@ std::atomic<uint32_t> resume_epoch{0};
 
 class WorkerPathImpl final : public ps::WorkerHotPath {
  public:
-  explicit WorkerPathImpl(ServerOf server_of)
+  WorkerPathImpl(int customer_id, ServerOf server_of)
       : node_(HotPathNode::Get()),
+        customer_id_(customer_id),
         first_hot_epoch_(Config().first_hot_epoch()),
         server_of_(std::move(server_of)) {
-    drain_id_ = node_->AddDrain([this] { Drain(); });
-    node_->SetReport([this] { return Report(); });
+    drain_id_ = node_->AddDrain(customer_id_, [this] { Drain(); });
+    node_->SetReport(customer_id_, [this] { return Report(); });
     HotPathNode::SwitchEvents events;
     events.switch_down = [this](const SwitchDown& down) {
       FallBack(down.generation, down.epoch, "the controller says the switch is down", false);
@@ -76,7 +77,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     events.resume_query = [this] { return HoldForResume(); };
     events.resume = [this](const Resume& resume) { OnResume(resume); };
     events.values = [this](const Repair& ask) { return ValuesOf(ask); };
-    node_->SetSwitchEvents(std::move(events));
+    node_->SetSwitchEvents(customer_id_, std::move(events));
     completer_ = std::thread([this] { CompleteInOrder(); });
     watchdog_ = std::thread([this] { WatchReplica(); });
   }
@@ -84,8 +85,8 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
   ~WorkerPathImpl() override {
     Drain();
     node_->RemoveDrain(drain_id_);
-    node_->SetReport(nullptr);
-    node_->SetSwitchEvents({});
+    node_->SetReport(customer_id_, nullptr);
+    node_->SetSwitchEvents(customer_id_, {});
     tasks_.Push(std::nullopt);
     completer_.join();
     {
@@ -123,7 +124,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
       // Said once: a hot set that holds none of the keys pushed is almost
       // always one made for other keys (another data set, or `libra profile
       // --keys feature` for `libra train`, which pushes parameter keys).
-      LOG(WARNING) << "libra: worker " << ps::Postoffice::Get()->my_rank() << ": none of the "
+      LOG(WARNING) << "libra: worker " << sender_options_.worker_id << ": none of the "
                    << all.keys.size() << " keys of its first hot push is among the "
                    << hot_set_->size()
                    << " hot keys; the hot set was made for other keys, and every value goes "
@@ -193,11 +194,23 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
 
   void Join(const Parts& all, uint32_t epoch) {
     joined_ = true;
+    // This customer's own worker id (customers as workers: each customer of
+    // the process that registered has one; customer 0 of a one-worker
+    // process has the process's).
+    const int worker_id = HotPathNode::WorkerIdOf(customer_id_);
+    if (worker_id == ps::Node::kEmpty) {
+      LOG(WARNING) << "libra: customer " << customer_id_
+                   << " of this worker process is no worker of its own (it did not call "
+                      "ps::Start("
+                   << customer_id_
+                   << ") before the job started); its pushes stay on the plain parameter server";
+      return;
+    }
     sampler_.NoteMagnitudes(all);
     JoinRequest join;
     join.epoch = epoch;
     join.role = JoinRequest::Role::kWorker;
-    join.rank = static_cast<uint32_t>(ps::Postoffice::Get()->my_rank());
+    join.rank = static_cast<uint32_t>(ps::Postoffice::IDtoRank(worker_id));
     join.address = node_->ReserveUdpEndpoint();
     join.max_abs_value = sampler_.max_abs();
     join.counts = sampler_.TakeHeaviest(MostHotKeys());
@@ -532,16 +545,23 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
       {
         std::lock_guard<std::mutex> lock(push_mu_);
         if (!hot_set_ || epochs_hot_ == 0) return;
+        // Drained already (Finalize did, and the KVWorker's destructor asks
+        // again, maybe after the control plane stopped): nothing to wait for.
+        if (drained_through_ && *drained_through_ == last_pushed_) return;
         last = last_pushed_;
       }
       uint32_t generation = 0;
       std::shared_ptr<libra::hotpath::HotSender> sender = SenderFor(last, &generation);
       if (!sender) {
         ReadFromServers(last, {});
+        MarkDrained(last);
         return;
       }
       const std::optional<uint32_t> reached = sender->ReplicaEpoch();
-      if (reached && *reached >= last) return;
+      if (reached && *reached >= last) {
+        MarkDrained(last);
+        return;
+      }
       if (Clock::now() > start + kReplicaDeadline) {
         LOG(WARNING) << "libra: the replica did not reach epoch " << last << " before Finalize";
         return;
@@ -562,6 +582,11 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
+  }
+
+  void MarkDrained(uint32_t epoch) {
+    std::lock_guard<std::mutex> lock(push_mu_);
+    drained_through_ = epoch;
   }
 
   nlohmann::json Report() {
@@ -614,6 +639,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
   }
 
   HotPathNode* node_;
+  const int customer_id_;  // the KVWorker's; its worker id is looked up at the JOIN
   const uint32_t first_hot_epoch_;
   const ServerOf server_of_;
   int drain_id_ = 0;
@@ -637,9 +663,10 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
   std::weak_ptr<libra::hotpath::HotSender> retired_sender_;
   uint32_t generation_ = 0;  // the hot path's incarnation (one per RESUME)
   std::atomic<bool> fallback_{false};
-  std::optional<uint32_t> hold_from_;  // RESUME_QUERY answered: no push from this epoch
-  std::optional<Resume> resume_;       // back on the switch at resume_->first_epoch
-  RetainedValues sent_to_servers_;     // the last epochs sent to the servers, for VALUES
+  std::optional<uint32_t> hold_from_;        // RESUME_QUERY answered: no push from this epoch
+  std::optional<uint32_t> drained_through_;  // Drain saw the servers apply this epoch
+  std::optional<Resume> resume_;             // back on the switch at resume_->first_epoch
+  RetainedValues sent_to_servers_;           // the last epochs sent to the servers, for VALUES
   std::condition_variable resume_cond_;
   uint64_t epochs_hot_ = 0, hot_values_ = 0, cold_values_ = 0;
   uint64_t fallbacks_ = 0, resumes_ = 0, epochs_resent_ = 0, epochs_to_servers_ = 0;
@@ -662,8 +689,9 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
 
 void ResumeWorkerAtEpoch(uint32_t epoch) { resume_epoch.store(epoch); }
 
-std::unique_ptr<ps::WorkerHotPath> MakeWorkerPath(ps::WorkerHotPath::ServerOf server_of) {
-  return std::make_unique<WorkerPathImpl>(std::move(server_of));
+std::unique_ptr<ps::WorkerHotPath> MakeWorkerPath(int customer_id,
+                                                  ps::WorkerHotPath::ServerOf server_of) {
+  return std::make_unique<WorkerPathImpl>(customer_id, std::move(server_of));
 }
 
 }  // namespace libra::hotpath

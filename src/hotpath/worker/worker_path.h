@@ -15,8 +15,11 @@
 
 namespace libra::hotpath {
 
-// The worker path of this process; the hot path must be enabled.
-std::unique_ptr<ps::WorkerHotPath> MakeWorkerPath(ps::WorkerHotPath::ServerOf server_of);
+// The worker path of customer `customer_id` of this process (a worker of its
+// own: customer 0 of a one-worker process, or any customer that registered,
+// docs/runtime.md "Customers as workers"); the hot path must be enabled.
+std::unique_ptr<ps::WorkerHotPath> MakeWorkerPath(int customer_id,
+                                                  ps::WorkerHotPath::ServerOf server_of);
 
 // A job resumed from a checkpoint after `epoch` pushes per worker: this
 // worker's next push is epoch `epoch`. Call before the first push.
