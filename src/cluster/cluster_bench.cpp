@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include "cluster/cluster_run.h"
 #include "cluster/netns_cluster.h"
@@ -124,6 +125,8 @@ train::TrainingHotSet ChooseHotSet(const ClusterBenchOptions& options, const Wor
   hot.choose_by_cost = options.capacity == "auto";
   hot.servers = static_cast<uint32_t>(config.servers);
   hot.link_mbit = static_cast<uint64_t>(std::llround(rate_mbit));
+  // The emulated hosts and the switch all run on this machine's cores.
+  hot.shared_cores = std::thread::hardware_concurrency();
   return train::FindTrainingHotSet(train_rows, model, hot);
 }
 

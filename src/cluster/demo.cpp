@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cluster/cluster_run.h"
@@ -141,6 +142,9 @@ json ChooseHotSet(const TrainingRows& data, const train::TrainJobConfig& config,
   hot.choose_by_cost = by_cost;
   hot.servers = static_cast<uint32_t>(config.servers);
   hot.link_mbit = static_cast<uint64_t>(std::llround(link_mbit));
+  // The emulated hosts (or the local nodes) and the switch all run on this
+  // machine's cores.
+  hot.shared_cores = std::thread::hardware_concurrency();
   const train::TrainingHotSet found = train::FindTrainingHotSet(data.rows, *data.model, hot);
   hot::WriteHotSetFile(found.hot_set, path);
   const hot::ProfileReport& p = found.profile;

@@ -69,6 +69,20 @@ struct LinkLoads {
   }
 };
 
+// With every host and the switch on `shared_cores` cores: the CPU of all
+// their hot packets in an epoch, spread over those cores (0 when each has
+// its own CPU). The plain path's own CPU is left out on both sides: this
+// bounds what the hot path adds, which is what a busy machine makes the
+// limit.
+double SharedCpuSeconds(const CostInput& input, const CostPrediction& p) {
+  if (input.shared_cores <= 0) return 0;
+  const CostConstants& c = input.constants;
+  const double host_packets =
+      p.libra_server_packets * input.num_servers + p.libra_worker_packets * input.num_workers;
+  return (host_packets * c.host_packet_s + p.libra_switch_packets * c.switch_packet_s) /
+         input.shared_cores;
+}
+
 }  // namespace
 
 CostPrediction PredictCost(const CostInput& input, const std::vector<KeySample>& ordered,
@@ -164,9 +178,10 @@ CostPrediction PredictCost(const CostInput& input, const std::vector<KeySample>&
   libra.server_out += (collect_bytes + update_bytes) / servers;
   libra.worker_out += data_packets * c.packet_bytes;
   libra.worker_in += data_packets * ack_bytes + update_bytes;
-  const double busiest = std::max(
-      {libra.Seconds(rate) + cold.ServerCpu(c, servers), p.libra_server_packets * c.host_packet_s,
-       p.libra_worker_packets * c.host_packet_s, p.libra_switch_packets * c.switch_packet_s});
+  const double busiest =
+      std::max({libra.Seconds(rate) + cold.ServerCpu(c, servers),
+                p.libra_server_packets * c.host_packet_s, p.libra_worker_packets * c.host_packet_s,
+                p.libra_switch_packets * c.switch_packet_s, SharedCpuSeconds(input, p)});
   p.libra_seconds = c.epoch_latency_s + busiest;
   return p;
 }

@@ -63,6 +63,11 @@ struct CostInput {
   // on both paths.
   double other_pushes_per_epoch = 0;
   double other_values_per_epoch = 0;
+  // Cores that every host and the switch share (all on one machine: a
+  // local job, or the emulated cluster); 0: each has its own. Then the hot
+  // path's packets, at every host and the switch, are CPU the plain PS does
+  // not spend, and together they must fit these cores.
+  double shared_cores = 0;
   CostConstants constants;
 };
 

@@ -1,7 +1,9 @@
 #include "train/libra_options.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <thread>
 
 #include "hot/hot_set.h"
 #include "wire/switch_job.h"
@@ -67,6 +69,8 @@ std::map<std::string, std::string> LibraEnvironment(const LibraOptions& options,
         std::to_string(SampleEpochs(options.sample_fraction, pushes_per_worker));
     env["LIBRA_CAPACITY"] = options.capacity;
     if (options.link_mbit > 0) env["LIBRA_LINK_MBIT"] = std::to_string(options.link_mbit);
+    // A local job: every node and the switch run on this machine's cores.
+    env["LIBRA_SHARED_CORES"] = std::to_string(std::max(1u, std::thread::hardware_concurrency()));
   }
   if (!options.job_token.empty()) env["LIBRA_JOB_TOKEN"] = options.job_token;
   return env;

@@ -33,6 +33,7 @@ struct TrainingHotSetOptions {
   bool choose_by_cost = false;
   uint32_t servers = 1;
   uint64_t link_mbit = 0;
+  double shared_cores = 0;  // the cores every node and the switch share (0: own CPUs)
 };
 
 struct TrainingHotSet {

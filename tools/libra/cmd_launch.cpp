@@ -3,9 +3,11 @@
 // The Libra flags only set the LIBRA_* environment of every node (see
 // docs/hotpath.md, "Turning it on"); --local-switch also starts a
 // `libra switchd` on loopback for the job and stops it afterwards.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <thread>
 
 #include "commands.h"
 #include "launch/launcher.h"
@@ -72,6 +74,9 @@ int RunLaunch(const LaunchFlags& flags) {
     }
     if (flags.hot_set.empty()) job.env["LIBRA_CAPACITY"] = flags.capacity;
     if (flags.link_mbit > 0) job.env["LIBRA_LINK_MBIT"] = std::to_string(flags.link_mbit);
+    // Every node runs here; so does the switch with --local-switch.
+    job.env["LIBRA_SHARED_CORES"] =
+        std::to_string(std::max(1u, std::thread::hardware_concurrency()));
   }
   if (!flags.job_token.empty()) job.env["LIBRA_JOB_TOKEN"] = flags.job_token;
   return RunProcesses(LocalJobProcesses(job), flags.timeout_s);

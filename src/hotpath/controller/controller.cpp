@@ -88,6 +88,7 @@ std::shared_ptr<const libra::hot::HotSet> Controller::ChooseFromSamples(
     input.slots_per_packet = layout.num_arrays;
     input.capacity_values = capacity;
     input.link_bytes_per_s = config_.link_mbit * 1e6 / 8;
+    input.shared_cores = config_.shared_cores;
     // Priced at what they are expected to cost from now on, not at their
     // sampled counts, which overstate the tail the sample found
     // (sampled_rates.h); every sampled key tells how much they do.

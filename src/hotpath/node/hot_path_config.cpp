@@ -67,6 +67,9 @@ HotPathConfig ReadConfig() {
   if (const char* rate = env->find("LIBRA_LINK_MBIT"); rate && *rate) {
     config.link_mbit = static_cast<double>(ParseCount("LIBRA_LINK_MBIT", rate));
   }
+  if (const char* cores = env->find("LIBRA_SHARED_CORES"); cores && *cores) {
+    config.shared_cores = static_cast<double>(ParseCount("LIBRA_SHARED_CORES", cores));
+  }
   config.job_id =
       static_cast<uint32_t>(env->IntOr("LIBRA_JOB_ID", 1, 1, std::numeric_limits<int>::max()));
   const char* token = env->find("LIBRA_JOB_TOKEN");
