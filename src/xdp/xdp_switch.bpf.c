@@ -128,6 +128,8 @@ struct phv {
   __u8 out[LIBRA_WIRE_MAX_MESSAGE_BYTES];
   __u32 index[LIBRA_XDP_MAX_JOB_SLOTS];
   __u32 value[LIBRA_XDP_MAX_JOB_SLOTS];
+  __u32 word[LIBRA_XDP_MAX_JOB_SLOTS]; /* DATA: the slot's exponent-table word */
+  __u32 forget;                        /* see forget() */
 };
 
 struct {
@@ -148,7 +150,7 @@ static __always_inline void bump(__u32 counter) { count_n(counter, 1); }
  * number for number). The state moves by one atomic add, so each call takes
  * the next number even when CPUs race; which packet gets which number is
  * then the order they took them in. */
-static __noinline int inject_loss(__u32 stream) {
+static __noinline int draw_loss(__u32 stream) {
   __u32 zero = 0;
   struct libra_xdp_job *j = bpf_map_lookup_elem(&job, &zero);
   if (!j || j->loss_threshold == 0) return 0;
@@ -160,6 +162,12 @@ static __noinline int inject_loss(__u32 stream) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return (z ^ (z >> 31)) < j->loss_threshold;
+}
+
+/* Without loss injected (the common case) no call: see the register
+ * programs on what a call costs. */
+static __always_inline int inject_loss(const struct libra_xdp_job *j, __u32 stream) {
+  return j->loss_threshold != 0 && draw_loss(stream);
 }
 
 /* Big-endian fields of the copied payload; `at` is a constant or masked. */
@@ -204,42 +212,55 @@ static __always_inline int publish(__u64 *cell, __u64 seen, __u64 next) {
 #define ACTION_KEEP 0
 #define ACTION_ADD 1
 #define ACTION_REPLACE 2
+/* AccumulateValue's result also says when the cell carries the flag after
+ * the update. */
+#define ACTION_SATURATED 4
+/* A step's answer when another CPU changed the cell between read and CAS. */
+#define LOST_RACE -1
 
-/* The register programs are global functions: the verifier checks each
- * once, on its own, instead of once per state of every caller (with their
- * retry loops inlined into the slot loop, it gave up after a million
- * instructions). */
+/* Each register program is a step (read the cell, compute, one CAS) that
+ * the hot paths inline, and a global function that retries the step when
+ * it lost a race. The common case, no other CPU on the cell, then costs no
+ * BPF-to-BPF call: on this machine's kernel (AMD, Safe-RET against SRSO)
+ * every call's return goes through the return thunk, about 10 ns, which
+ * was most of the cost of a slot when every slot took four calls. The
+ * retry loops stay out of line: the verifier checks a global function
+ * once, on its own (with the loops inlined into the slot loop it gave up
+ * after a million instructions). */
 
 /* AccumulateValue: same epoch adds (saturating), newer replaces, older
- * keeps. Returns the action, with ACTION_SATURATED set when the cell
- * carries the flag after the update. */
-#define ACTION_SATURATED 4
-__noinline int accumulate(__u64 *cell, __u32 tag, __s32 addend, int mark) {
+ * keeps. */
+static __always_inline int accumulate_step(__u64 *cell, __u32 tag, __s32 addend, int mark) {
+  __u64 seen = *(volatile __u64 *)cell;
+  __u32 hi = LIBRA_XDP_CELL_HI(seen);
+  __u32 lo = LIBRA_XDP_CELL_LO(seen);
+  int order = compare_tags(tag, hi);
+  int action;
+  if (order == ORDER_SAME) {
+    __s32 sum = 0;
+    if (__builtin_add_overflow((__s32)lo, addend, &sum)) {
+      sum = addend > 0 ? 0x7fffffff : (__s32)0x80000000;
+      hi |= LIBRA_XDP_SATURATED_TAG_BIT;
+    }
+    lo = (__u32)sum;
+    if (mark) hi |= LIBRA_XDP_SATURATED_TAG_BIT;
+    action = ACTION_ADD;
+  } else if (order == ORDER_NEWER) {
+    lo = (__u32)addend;
+    hi = tag | (mark ? LIBRA_XDP_SATURATED_TAG_BIT : 0);
+    action = ACTION_REPLACE;
+  } else {
+    return ACTION_KEEP;
+  }
+  if (!publish(cell, seen, LIBRA_XDP_CELL(hi, lo))) return LOST_RACE;
+  return action | ((hi & LIBRA_XDP_SATURATED_TAG_BIT) ? ACTION_SATURATED : 0);
+}
+
+__noinline int accumulate_retry(__u64 *cell, __u32 tag, __s32 addend, int mark) {
   if (!cell) return ACTION_KEEP;
   for (int t = 0; t < CAS_TRIES; t++) {
-    __u64 seen = *(volatile __u64 *)cell;
-    __u32 hi = LIBRA_XDP_CELL_HI(seen);
-    __u32 lo = LIBRA_XDP_CELL_LO(seen);
-    int order = compare_tags(tag, hi);
-    int action;
-    if (order == ORDER_SAME) {
-      __s32 sum = 0;
-      if (__builtin_add_overflow((__s32)lo, addend, &sum)) {
-        sum = addend > 0 ? 0x7fffffff : (__s32)0x80000000;
-        hi |= LIBRA_XDP_SATURATED_TAG_BIT;
-      }
-      lo = (__u32)sum;
-      if (mark) hi |= LIBRA_XDP_SATURATED_TAG_BIT;
-      action = ACTION_ADD;
-    } else if (order == ORDER_NEWER) {
-      lo = (__u32)addend;
-      hi = tag | (mark ? LIBRA_XDP_SATURATED_TAG_BIT : 0);
-      action = ACTION_REPLACE;
-    } else {
-      return ACTION_KEEP;
-    }
-    if (publish(cell, seen, LIBRA_XDP_CELL(hi, lo)))
-      return action | ((hi & LIBRA_XDP_SATURATED_TAG_BIT) ? ACTION_SATURATED : 0);
+    int action = accumulate_step(cell, tag, addend, mark);
+    if (action != LOST_RACE) return action;
   }
   /* Lost every race: flag the cell rather than trust a sum missing a value. */
   __sync_fetch_and_or(cell, (__u64)LIBRA_XDP_SATURATED_TAG_BIT << 32);
@@ -247,18 +268,33 @@ __noinline int accumulate(__u64 *cell, __u32 tag, __s32 addend, int mark) {
   return ACTION_ADD | ACTION_SATURATED;
 }
 
+static __always_inline int accumulate(__u64 *cell, __u32 tag, __s32 addend, int mark) {
+  int action = accumulate_step(cell, tag, addend, mark);
+  return action != LOST_RACE ? action : accumulate_retry(cell, tag, addend, mark);
+}
+
 /* CountInEpoch: the count after the update, 0 when kept. */
-__noinline __u32 count_in_epoch(__u64 *cell, __u32 tag) {
+static __always_inline long count_step(__u64 *cell, __u32 tag) {
+  __u64 seen = *(volatile __u64 *)cell;
+  int order = compare_tags(tag, LIBRA_XDP_CELL_HI(seen));
+  if (order == ORDER_OLDER) return 0;
+  __u32 n = order == ORDER_SAME ? LIBRA_XDP_CELL_LO(seen) + 1 : 1;
+  return publish(cell, seen, LIBRA_XDP_CELL(tag, n)) ? (long)n : LOST_RACE;
+}
+
+__noinline __u32 count_in_epoch_retry(__u64 *cell, __u32 tag) {
   if (!cell) return 0;
   for (int t = 0; t < CAS_TRIES; t++) {
-    __u64 seen = *(volatile __u64 *)cell;
-    int order = compare_tags(tag, LIBRA_XDP_CELL_HI(seen));
-    if (order == ORDER_OLDER) return 0;
-    __u32 n = order == ORDER_SAME ? LIBRA_XDP_CELL_LO(seen) + 1 : 1;
-    if (publish(cell, seen, LIBRA_XDP_CELL(tag, n))) return n;
+    long n = count_step(cell, tag);
+    if (n != LOST_RACE) return (__u32)n;
   }
   bump(LIBRA_XDP_CAS_EXHAUSTED);
   return 0;
+}
+
+static __always_inline __u32 count_in_epoch(__u64 *cell, __u32 tag) {
+  long n = count_step(cell, tag);
+  return n != LOST_RACE ? (__u32)n : count_in_epoch_retry(cell, tag);
 }
 
 /* ReadInEpoch: lo when the cell holds the packet's epoch; *newer when the
@@ -271,19 +307,30 @@ static __always_inline __u32 read_in_epoch(__u64 seen, __u32 tag, int *newer, in
 }
 
 /* RecordSeq: 1 when (tag, seq) is new for its dedup cell. */
-__noinline int record_seq(__u64 *cell, __u32 tag, __u32 seq) {
+static __always_inline int record_step(__u64 *cell, __u32 tag, __u32 seq) {
+  __u64 seen = *(volatile __u64 *)cell;
+  int order = compare_tags(tag, LIBRA_XDP_CELL_HI(seen));
+  if (!(order == ORDER_NEWER || (order == ORDER_SAME && seq > LIBRA_XDP_CELL_LO(seen)))) return 0;
+  return publish(cell, seen, LIBRA_XDP_CELL(tag, seq)) ? 1 : LOST_RACE;
+}
+
+__noinline int record_seq_retry(__u64 *cell, __u32 tag, __u32 seq) {
   if (!cell) return 0;
   for (int t = 0; t < CAS_TRIES; t++) {
-    __u64 seen = *(volatile __u64 *)cell;
-    int order = compare_tags(tag, LIBRA_XDP_CELL_HI(seen));
-    if (!(order == ORDER_NEWER || (order == ORDER_SAME && seq > LIBRA_XDP_CELL_LO(seen)))) return 0;
-    if (publish(cell, seen, LIBRA_XDP_CELL(tag, seq))) return 1;
+    int recorded = record_step(cell, tag, seq);
+    if (recorded != LOST_RACE) return recorded;
   }
   bump(LIBRA_XDP_CAS_EXHAUSTED);
   return 0;
 }
 
-/* MarkEpochOnce: 1 the first time in the epoch. */
+static __always_inline int record_seq(__u64 *cell, __u32 tag, __u32 seq) {
+  int recorded = record_step(cell, tag, seq);
+  return recorded != LOST_RACE ? recorded : record_seq_retry(cell, tag, seq);
+}
+
+/* MarkEpochOnce: 1 the first time in the epoch (FIN's path, one a worker
+ * and epoch: no inline step). */
 __noinline int mark_epoch_once(__u64 *cell, __u32 tag) {
   if (!cell) return 0;
   for (int t = 0; t < CAS_TRIES; t++) {
@@ -348,11 +395,12 @@ __noinline __u32 to_float_bits(__s32 fixed) {
   return sign | (e->exponent_base + mantissa);
 }
 
-/* The loops over slots and row blocks run as bpf_loop callbacks, which the
- * verifier checks once rather than once per iteration and branch (the
- * unrolled loops passed the million-instruction limit). Each callback finds
- * the PHV again (a per-CPU array lookup, inlined) and keeps its running
- * results in the loop's state on the caller's stack. */
+/* The loops of COLLECT (slots) and UPDATE (row blocks) run as bpf_loop
+ * callbacks, which the verifier checks once rather than once per iteration
+ * and branch. Each callback finds the PHV again (a per-CPU array lookup,
+ * inlined) and keeps its running results in the loop's state on the
+ * caller's stack. DATA, the hot path, has plain loops instead: a callback
+ * is a call (see data_path). */
 static __always_inline struct phv *find_phv(void) {
   __u32 zero = 0;
   return bpf_map_lookup_elem(&scratch, &zero);
@@ -465,16 +513,16 @@ __noinline int grow_at_head(struct xdp_md *ctx, int delta) {
   return bpf_xdp_store_bytes(ctx, 0, headers, PAYLOAD_AT) != 0 ? -1 : 0;
 }
 
-/* Sends phv->out[0, out_len) back to the frame's sender, addresses swapped. */
-__noinline int reply(struct xdp_md *ctx, __u32 out_len) {
-  struct phv *phv = find_phv();
-  if (!phv || !ctx) return XDP_DROP;
-  if (out_len < LIBRA_WIRE_HEADER_BYTES || out_len > LIBRA_WIRE_MAX_MESSAGE_BYTES) return XDP_DROP;
+/* Turns the frame around for an answer of out_len payload bytes: length
+ * set (grown at the head when the tailroom is short), MAC, IPv4 and UDP
+ * addresses swapped, lengths and IPv4 checksum rewritten. 0, or -1 when
+ * the frame must be dropped. The payload's bytes are the caller's. */
+static __always_inline int turn_around(struct xdp_md *ctx, __u32 out_len) {
   int delta = (int)(PAYLOAD_AT + out_len) - (int)(ctx->data_end - ctx->data);
   if (delta != 0 && bpf_xdp_adjust_tail(ctx, delta) != 0) {
     if (delta < 0 || grow_at_head(ctx, delta) != 0) {
       bump(LIBRA_XDP_REPLIES_WITHOUT_ROOM);
-      return XDP_DROP;
+      return -1;
     }
     bump(LIBRA_XDP_REPLIES_GROWN_AT_HEAD);
   }
@@ -483,7 +531,7 @@ __noinline int reply(struct xdp_md *ctx, __u32 out_len) {
   struct ethhdr *eth = data;
   struct iphdr *ip = (void *)(eth + 1);
   struct udphdr *udp = (void *)(ip + 1);
-  if ((void *)(udp + 1) > data_end) return XDP_DROP;
+  if ((void *)(udp + 1) > data_end) return -1;
   unsigned char mac[ETH_ALEN];
   __builtin_memcpy(mac, eth->h_dest, ETH_ALEN);
   __builtin_memcpy(eth->h_dest, eth->h_source, ETH_ALEN);
@@ -505,13 +553,29 @@ __noinline int reply(struct xdp_md *ctx, __u32 out_len) {
   udp->dest = port;
   udp->len = bpf_htons(sizeof(struct udphdr) + out_len);
   udp->check = 0; /* none: IPv4 allows it */
-  if (bpf_xdp_store_bytes(ctx, PAYLOAD_AT, phv->out, out_len) != 0) return XDP_DROP;
+  return 0;
+}
+
+/* The turned-around frame out by XDP_TX, unless the answer is lost. */
+static __always_inline int transmit(void) {
   bump(LIBRA_XDP_PACKETS_OUT);
-  if (inject_loss(LIBRA_XDP_LOSS_ANSWERS)) {
+  __u32 zero = 0;
+  struct libra_xdp_job *j = bpf_map_lookup_elem(&job, &zero);
+  if (j && inject_loss(j, LIBRA_XDP_LOSS_ANSWERS)) {
     bump(LIBRA_XDP_EGRESS_LOSS_INJECTED);
     return XDP_DROP;
   }
   return XDP_TX;
+}
+
+/* Sends phv->out[0, out_len) back to the frame's sender. */
+__noinline int reply(struct xdp_md *ctx, __u32 out_len) {
+  struct phv *phv = find_phv();
+  if (!phv || !ctx) return XDP_DROP;
+  if (out_len < LIBRA_WIRE_HEADER_BYTES || out_len > LIBRA_WIRE_MAX_MESSAGE_BYTES) return XDP_DROP;
+  if (turn_around(ctx, out_len) != 0) return XDP_DROP;
+  if (bpf_xdp_store_bytes(ctx, PAYLOAD_AT, phv->out, out_len) != 0) return XDP_DROP;
+  return transmit();
 }
 
 /* EmitAck's bytes: the received header with type, flags and slot count
@@ -523,23 +587,25 @@ static __always_inline void build_ack(struct phv *phv, __u32 flags) {
   store16(phv->out + LIBRA_WIRE_SLOT_COUNT_AT, 0);
 }
 
-__noinline int send_ack(struct xdp_md *ctx, __u32 flags) {
-  struct phv *phv = find_phv();
-  if (!phv) return XDP_DROP;
-  build_ack(phv, flags);
-  bump(LIBRA_XDP_ACKS);
-  return reply(ctx, LIBRA_WIRE_HEADER_BYTES);
+/* The header alone, type and flags given, slot count 0 (EmitHeader): the
+ * received header rewritten in the frame itself, which holds it already
+ * (no copy through the PHV, no bpf_xdp_store_bytes call). A header-only
+ * answer never needs more room than its packet had. */
+__noinline int send_header(struct xdp_md *ctx, __u32 type, __u32 flags) {
+  if (!ctx || turn_around(ctx, LIBRA_WIRE_HEADER_BYTES) != 0) return XDP_DROP;
+  void *data = (void *)(long)ctx->data;
+  void *data_end = (void *)(long)ctx->data_end;
+  __u8 *payload = data + PAYLOAD_AT;
+  if ((void *)(payload + LIBRA_WIRE_HEADER_BYTES) > data_end) return XDP_DROP;
+  payload[LIBRA_WIRE_TYPE_AT] = type;
+  store16(payload + LIBRA_WIRE_FLAGS_AT, flags);
+  store16(payload + LIBRA_WIRE_SLOT_COUNT_AT, 0);
+  return transmit();
 }
 
-/* The header alone, type and flags given, slot count 0 (EmitHeader). */
-__noinline int send_header(struct xdp_md *ctx, __u32 type, __u32 flags) {
-  struct phv *phv = find_phv();
-  if (!phv) return XDP_DROP;
-  __builtin_memcpy(phv->out, phv->in, LIBRA_WIRE_HEADER_BYTES);
-  phv->out[LIBRA_WIRE_TYPE_AT] = type;
-  store16(phv->out + LIBRA_WIRE_FLAGS_AT, flags);
-  store16(phv->out + LIBRA_WIRE_SLOT_COUNT_AT, 0);
-  return reply(ctx, LIBRA_WIRE_HEADER_BYTES);
+static __always_inline int send_ack(struct xdp_md *ctx, __u32 flags) {
+  bump(LIBRA_XDP_ACKS);
+  return send_header(ctx, LIBRA_WIRE_TYPE_ACK, flags);
 }
 
 /* Hands the payload, its first bytes replaced by phv->out's header when
@@ -566,10 +632,8 @@ __noinline int upcall(struct xdp_md *ctx, int rewrite) {
 struct slot_loop {
   __u64 valid;
   __u32 worker, count, epoch, seq;
-  __u32 tag, base, arrays, cells, row;
-  __u32 off_row, out_of_range, rejected, saturated_values;
-  __u32 all_ok, aggregated, stale, saturated_cells;
-  __u32 by_row, kept;
+  __u32 tag, base, arrays, cells;
+  __u32 out_of_range, by_row, kept;
   __u64 written_mask, saturated_mask;
 };
 
@@ -577,7 +641,8 @@ static __always_inline __u32 valid_at(const struct slot_loop *l, __u32 s) {
   return (l->valid >> s) & 1;
 }
 
-/* Admit: slot s's words out of the payload, its valid bit, its range. */
+/* Admit (COLLECT): slot s's words out of the payload, its valid bit, its
+ * range. */
 static long load_slot(__u32 s, struct slot_loop *l) {
   struct phv *phv = find_phv();
   if (!phv) return 1;
@@ -594,84 +659,128 @@ static long load_slot(__u32 s, struct slot_loop *l) {
   return 0;
 }
 
-/* Convert, first look: slot s's status, and whether it keeps the packet on
- * one row. */
-static long classify_slot(__u32 s, struct slot_loop *l) {
-  struct phv *phv = find_phv();
-  if (!phv) return 1;
-  s &= LIBRA_XDP_MAX_JOB_SLOTS - 1;
-  if (!valid_at(l, s) || phv->index[s] != l->row) l->off_row = 1;
-  if (!valid_at(l, s)) return 0;
-  __u32 exponent = (phv->value[s] >> 23) & 0xff;
-  __u32 *entry = bpf_map_lookup_elem(&to_fixed, &exponent);
-  __u32 status = entry ? (*entry >> 16) & 3 : STATUS_REJECTED;
-  l->rejected += status == STATUS_REJECTED;
-  l->saturated_values += status == STATUS_SATURATED;
-  return 0;
+/* A big-endian word of the copied payload at a 4-byte aligned offset, in
+ * one load (the slots start at byte 20 and are 8 bytes each). */
+/* x as the verifier knows a word read from memory: any value. For results
+ * of a loop that a later branch tests (see data_path). */
+static __always_inline __u32 forget(struct phv *phv, __u32 x) {
+  phv->forget = x;
+  return *(volatile __u32 *)&phv->forget;
 }
 
-/* Convert and aggregate: slot s adds into its cell of array s. */
-static long aggregate_slot(__u32 s, struct slot_loop *l) {
-  struct phv *phv = find_phv();
-  if (!phv) return 1;
-  s &= LIBRA_XDP_MAX_JOB_SLOTS - 1;
-  if (!valid_at(l, s)) return 0;
-  __u32 bits = phv->value[s];
-  __u32 exponent = (bits >> 23) & 0xff;
-  __u32 *entry = bpf_map_lookup_elem(&to_fixed, &exponent);
-  if (!entry) return 0;
-  __u32 word = *entry;
-  __u32 status = (word >> 16) & 3;
-  __u32 at = (l->base + phv->index[s]) * l->arrays + s;
-  __u64 *value = bpf_map_lookup_elem(&values, &at);
-  if (!value) return 0;
-  int action = accumulate(value, l->tag, apply_to_fixed(word, bits), status != STATUS_OK);
-  if (action == ACTION_KEEP) {
-    l->stale++;
-    return 0;
-  }
-  l->aggregated += l->all_ok || status != STATUS_REJECTED;
-  l->saturated_cells += (action & ACTION_SATURATED) != 0;
-  return 0;
-}
+/* A slot without its valid bit, in phv->word: no table word has status 3. */
+#define WORD_INVALID 0xffffffffu
 
+static __always_inline __u32 load32_aligned(const __u8 *p) { return bpf_ntohl(*(const __u32 *)p); }
+
+/* DATA, the whole per-slot work in two plain loops in this one function,
+ * without a call per slot (see the register programs on what a call
+ * costs); the verifier walks the 32 iterations of each, its states pruned
+ * where the paths of an iteration meet again.
+ *
+ * The first loop admits and classifies: each slot's words out of the
+ * payload, its valid bit, its range, whether it keeps the packet on one
+ * row, and its conversion status, whose exponent-table word is kept for
+ * the second. Nothing is written but the PHV, so the drop of a packet with
+ * an index out of range still comes before any register is touched, and
+ * the counts wait for the model's order (dedup first). The model's
+ * aggregate stage decides its counts on whether every valid value
+ * converted cleanly, so the second loop, which converts and adds, runs
+ * only when that is known.
+ *
+ * What the verifier must not learn: the loops keep nothing it could
+ * branch on as a constant after them (a valid-slot mask in a register, a
+ * count tested for zero), since such a branch makes it tell apart every
+ * combination the iterations produced (2^32 masks). So an invalid slot is
+ * marked in the PHV's memory, which it reads back as unknown, and the
+ * counts are added to the counters whether zero or not; what is tested
+ * after the first loop goes through forget(). */
 __noinline int data_path(struct xdp_md *ctx, struct slot_loop *packet) {
   struct phv *phv = find_phv();
   __u32 zero = 0;
   struct libra_xdp_job *j = bpf_map_lookup_elem(&job, &zero);
   if (!phv || !j || !packet) return XDP_DROP;
-  /* bpf_loop's state must be on this function's stack. */
-  struct slot_loop loop = *packet;
-  struct slot_loop *l = &loop;
-  __u32 worker = l->worker, count = l->count & 63, epoch = l->epoch, seq = l->seq;
-  __u32 bank = epoch & 1;
+  __u32 worker = packet->worker, count = packet->count, seq = packet->seq, tag = packet->tag;
+  __u32 cells = packet->cells;
+  if (count > LIBRA_XDP_MAX_JOB_SLOTS || worker >= LIBRA_XDP_MAX_WORKERS) return XDP_DROP;
+  const __u8 *slots = phv->in + LIBRA_WIRE_HEADER_BYTES;
+  __u32 row = load32_aligned(slots) & LIBRA_WIRE_SLOT_INDEX_MASK;
+  __u32 out_of_range = 0, off_row = 0, rejected = 0, saturated_values = 0;
+  for (__u32 s = 0; s < count && s < LIBRA_XDP_MAX_JOB_SLOTS; s++) {
+    const __u8 *at = slots + s * LIBRA_WIRE_SLOT_BYTES;
+    __u32 key = load32_aligned(at);
+    __u32 bits = load32_aligned(at + LIBRA_WIRE_SLOT_VALUE_AT);
+    __u32 index = key & LIBRA_WIRE_SLOT_INDEX_MASK;
+    if (!(key & LIBRA_WIRE_SLOT_VALID_BIT)) {
+      phv->word[s] = WORD_INVALID;
+      off_row = 1;
+      continue;
+    }
+    __u32 exponent = (bits >> 23) & 0xff;
+    __u32 *entry = bpf_map_lookup_elem(&to_fixed, &exponent);
+    if (!entry) return XDP_DROP; /* cannot be: 256 entries, the index masked */
+    __u32 word = *entry;
+    __u32 status = (word >> 16) & 3;
+    out_of_range |= index >= cells;
+    off_row |= index != row;
+    rejected += status == STATUS_REJECTED;
+    saturated_values += status == STATUS_SATURATED;
+    phv->index[s] = index;
+    phv->value[s] = bits;
+    phv->word[s] = word;
+  }
+  if (forget(phv, out_of_range)) {
+    bump(LIBRA_XDP_DROP_CELL_INDEX_OUT_OF_RANGE);
+    return XDP_DROP;
+  }
+  /* Each exit of the first loop knows count exactly: remembered, the
+   * second loop would be walked once per count (33 times). */
+  count = forget(phv, count);
+  off_row = forget(phv, off_row);
+  rejected = forget(phv, rejected);
+  saturated_values = forget(phv, saturated_values);
+
+  __u32 bank = packet->epoch & 1;
   bump(LIBRA_XDP_DATA_PACKETS);
   __u32 dedup = worker * LIBRA_XDP_DEDUP_WINDOW + (seq % LIBRA_XDP_DEDUP_WINDOW);
   __u64 *cell = bpf_map_lookup_elem(&dedup_window, &dedup);
   if (!cell) return XDP_DROP;
-  if (!record_seq(cell, l->tag, seq)) {
+  if (!record_seq(cell, tag, seq)) {
     bump(LIBRA_XDP_DATA_DUPLICATES);
     return send_ack(ctx, LIBRA_WIRE_FLAG_DUPLICATE);
   }
   __u32 counted = worker * 2 + bank;
   cell = bpf_map_lookup_elem(&data_count, &counted);
-  if (cell) count_in_epoch(cell, l->tag);
+  if (cell) count_in_epoch(cell, tag);
 
-  /* The model's aggregate stage decides its counts on whether every valid
-   * value converted cleanly, so that is learnt first. */
-  l->row = phv->index[0];
-  bpf_loop(count, classify_slot, l, 0);
-  l->all_ok = l->rejected + l->saturated_values == 0;
-  if (l->rejected) count_n(LIBRA_XDP_VALUES_REJECTED, l->rejected);
-  if (l->saturated_values) count_n(LIBRA_XDP_VALUES_SATURATED, l->saturated_values);
-  if (count != 0 && l->all_ok && !l->off_row) bump(LIBRA_XDP_DATA_ONE_ROW);
+  __u32 all_ok = rejected + saturated_values == 0;
+  count_n(LIBRA_XDP_VALUES_REJECTED, rejected);
+  count_n(LIBRA_XDP_VALUES_SATURATED, saturated_values);
+  if (count != 0 && all_ok && !off_row) bump(LIBRA_XDP_DATA_ONE_ROW);
 
-  l->base = bank * j->cells_per_array;
-  l->arrays = j->slots_per_packet;
-  bpf_loop(count, aggregate_slot, l, 0);
-  count_n(LIBRA_XDP_VALUES_AGGREGATED, l->aggregated);
-  if (l->stale) count_n(LIBRA_XDP_VALUES_STALE, l->stale);
-  if (l->saturated_cells) count_n(LIBRA_XDP_SATURATED_CELL_UPDATES, l->saturated_cells);
+  /* Slot s adds into its cell of array s. */
+  __u32 base = bank * j->cells_per_array;
+  __u32 arrays = j->slots_per_packet;
+  __u32 aggregated = 0, stale = 0, saturated_cells = 0;
+  for (__u32 s = 0; s < count && s < LIBRA_XDP_MAX_JOB_SLOTS; s++) {
+    __u32 word = phv->word[s];
+    if (word == WORD_INVALID) continue;
+    __u32 bits = phv->value[s];
+    __u32 status = (word >> 16) & 3;
+    __u32 at = (base + phv->index[s]) * arrays + s;
+    __u64 *value = bpf_map_lookup_elem(&values, &at);
+    if (!value) continue;
+    int action = accumulate(value, tag, apply_to_fixed(word, bits), status != STATUS_OK);
+    if (action == ACTION_KEEP) {
+      stale++;
+      continue;
+    }
+    aggregated += all_ok || status != STATUS_REJECTED;
+    saturated_cells += (action & ACTION_SATURATED) != 0;
+  }
+  count_n(LIBRA_XDP_VALUES_AGGREGATED, aggregated);
+  count_n(LIBRA_XDP_VALUES_STALE, stale);
+  count_n(LIBRA_XDP_SATURATED_CELL_UPDATES, saturated_cells);
   return send_ack(ctx, 0);
 }
 
@@ -825,7 +934,7 @@ int libra_switch(struct xdp_md *ctx) {
     return XDP_PASS;
   }
   /* Loss on arrival, before the program sees the packet (as switchd's). */
-  if (inject_loss(LIBRA_XDP_LOSS_ARRIVALS)) {
+  if (inject_loss(j, LIBRA_XDP_LOSS_ARRIVALS)) {
     bump(LIBRA_XDP_INGRESS_LOSS_INJECTED);
     return XDP_DROP;
   }
@@ -929,13 +1038,13 @@ int libra_switch(struct xdp_md *ctx) {
                         .seq = seq,
                         .tag = epoch + 1,
                         .cells = j->cells_per_array};
+  if (type == LIBRA_WIRE_TYPE_DATA) return data_path(ctx, &l);
   bpf_loop(slots, load_slot, &l, 0);
   if (l.out_of_range) {
     bump(LIBRA_XDP_DROP_CELL_INDEX_OUT_OF_RANGE);
     return XDP_DROP;
   }
 
-  if (type == LIBRA_WIRE_TYPE_DATA) return data_path(ctx, &l);
   if (type == LIBRA_WIRE_TYPE_FIN) return fin_path(ctx, id, epoch, seq);
   if (type == LIBRA_WIRE_TYPE_COLLECT) return collect_path(ctx, &l, slots, flags, epoch);
   /* UPDATE: the copies to every worker and the ACK leave from user space. */
