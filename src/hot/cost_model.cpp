@@ -83,6 +83,17 @@ double SharedCpuSeconds(const CostInput& input, const CostPrediction& p) {
          input.shared_cores;
 }
 
+// The hot path's fixed latency per epoch. Each step of its chain (FIN ->
+// READY -> COLLECT -> RESULT -> UPDATE -> REPLICA) wakes another process;
+// on shared cores with more nodes than cores each waits its turn, so the
+// chain stretches with the number of processes per core.
+double EpochLatency(const CostInput& input) {
+  const double latency = input.constants.epoch_latency_s;
+  if (input.shared_cores <= 0) return latency;
+  const double processes = input.num_workers + input.num_servers + 1.0;  // and the switch
+  return latency * std::max(1.0, processes / input.shared_cores);
+}
+
 }  // namespace
 
 CostPrediction PredictCost(const CostInput& input, const std::vector<KeySample>& ordered,
@@ -182,7 +193,7 @@ CostPrediction PredictCost(const CostInput& input, const std::vector<KeySample>&
       std::max({libra.Seconds(rate) + cold.ServerCpu(c, servers),
                 p.libra_server_packets * c.host_packet_s, p.libra_worker_packets * c.host_packet_s,
                 p.libra_switch_packets * c.switch_packet_s, SharedCpuSeconds(input, p)});
-  p.libra_seconds = c.epoch_latency_s + busiest;
+  p.libra_seconds = EpochLatency(input) + busiest;
   return p;
 }
 

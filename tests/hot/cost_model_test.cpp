@@ -130,6 +130,31 @@ TEST(CostModel, ThePlainEpochIsTheServersInboundLinkWithEveryKeyOnIt) {
   EXPECT_NEAR(all.predicted_speedup(), all.plain_seconds / all.libra_seconds, 1e-12);
 }
 
+// On one machine's cores (a local job, the emulated cluster) the hot path's
+// chain of wake-ups waits its turn among the nodes, and its packets' CPU
+// must fit the cores.
+TEST(CostModel, SharedCoresStretchTheHotPathsLatencyAndBoundItsPackets) {
+  CostInput own = ZipfJob(100000, 8, 100000);
+  CostInput shared = own;
+  shared.shared_cores = 2;
+  const CostChoice by_own = ChooseByCost(own);
+  std::vector<KeySample> ordered = by_own.ordered;
+  const CostPrediction tiny_own = PredictCost(own, ordered, 1);
+  const CostPrediction tiny_shared = PredictCost(shared, ordered, 1);
+  // 8 workers, 1 server and the switch on 2 cores: 5 processes a core.
+  EXPECT_NEAR(tiny_shared.libra_seconds - tiny_own.libra_seconds, 4 * own.constants.epoch_latency_s,
+              1e-4);
+  for (size_t keys : {size_t{1024}, size_t{16384}, size_t{100000}}) {
+    const CostPrediction p = PredictCost(shared, ordered, keys);
+    const double packet_cpu =
+        (p.libra_server_packets * 1 + p.libra_worker_packets * 8) * own.constants.host_packet_s +
+        p.libra_switch_packets * own.constants.switch_packet_s;
+    EXPECT_GE(p.libra_seconds, packet_cpu / 2) << keys;
+    EXPECT_GE(p.libra_seconds, PredictCost(own, ordered, keys).libra_seconds) << keys;
+  }
+  EXPECT_EQ(ChooseByCost(shared).chosen.keys, 0u) << ChooseByCost(shared).why;
+}
+
 TEST(CostModel, NothingSampledMeansNoHotSet) {
   CostInput input;
   input.capacity_values = 1000;
