@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "bag_sums.h"
 #include "data_functions.h"
 #include "optimizer_server.h"
 #include "ps/internal/hot_path_hooks.h"
@@ -559,6 +560,7 @@ PYBIND11_MODULE(_libra, m) {
       "The key range [begin, end) of each server, by rank.");
   m.attr("MAX_KEY") = py::int_(ps::kMaxKey);
   AddDataFunctions(m);
+  AddBagSums(m);
 
   py::class_<Worker>(m, "_KVWorker")
       .def(py::init<int, int, bool>(), py::arg("app_id") = 0, py::arg("customer_id") = 0,

@@ -62,14 +62,15 @@ void OptimizerServer::InitialValue(ps::Key key, float* out) const {
 }
 
 float* OptimizerServer::Entry(ps::Key key) {
-  auto [it, created] = index_.try_emplace(key, storage_.size());
+  bool created = false;
+  const size_t offset = size_t{index_.FindOrAdd(key, &created)} * entry_length_;
   if (created) {
     storage_.resize(storage_.size() + entry_length_);
-    float* entry = storage_.data() + it->second;
+    float* entry = storage_.data() + offset;
     InitialValue(key, entry);
     optimizer_->InitState(entry, entry + config_.dim, config_.dim);
   }
-  return storage_.data() + it->second;
+  return storage_.data() + offset;
 }
 
 void OptimizerServer::Step(const ps::Key* keys, size_t count, const float* sums,
@@ -197,11 +198,11 @@ std::vector<float> OptimizerServer::Values(const std::vector<ps::Key>& keys) con
   const uint32_t dim = config_.dim;
   std::vector<float> out(keys.size() * dim);
   for (size_t i = 0; i < keys.size(); ++i) {
-    auto it = index_.find(keys[i]);
-    if (it == index_.end()) {
+    const uint32_t entry = index_.Find(keys[i]);
+    if (entry == train::KeyIndex::kAbsent) {
       InitialValue(keys[i], out.data() + i * dim);
     } else {
-      std::copy_n(storage_.data() + it->second, dim, out.data() + i * dim);
+      std::copy_n(storage_.data() + size_t{entry} * entry_length_, dim, out.data() + i * dim);
     }
   }
   return out;

@@ -31,6 +31,7 @@
 
 #include "ps/kv_app.h"
 #include "train/bsp_round.h"
+#include "train/key_index.h"
 #include "train/optimizer.h"
 
 namespace libra::python {
@@ -101,7 +102,7 @@ class OptimizerServer {
   uint32_t entry_length_;  // dim values, then dim * state_per_value floats
 
   mutable std::mutex mu_;
-  std::unordered_map<ps::Key, size_t> index_;  // key -> offset into storage_
+  train::KeyIndex index_;  // key -> entry number (entry_length_ floats of storage_ each)
   std::vector<float> storage_;
   Path workers_;
   Path switch_;

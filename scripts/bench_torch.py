@@ -45,6 +45,10 @@ def main():
     p.add_argument("--capacity", default="0", help="Libra's --capacity (0: the whole switch)")
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--out", default="bench-torch.json")
+    p.add_argument("--baseline", help="another version of the example (a file), run plain "
+                   "in the same rounds as python_baseline_plain: before/after from one run")
+    p.add_argument("--profile", action="store_true",
+                   help="the examples time their phases (ms per iteration in the report)")
     a = p.parse_args()
     libra = os.path.join(a.build, "tools", "libra", "libra")
     env = dict(os.environ, PYTHONPATH=os.path.join(os.path.abspath(a.build), "python"))
@@ -55,8 +59,12 @@ def main():
              "--format", "criteo"])
     common = ["--data", data, "--batch", str(a.batch), "--epochs", str(a.epochs)]
     job = ["-s", str(a.servers), "-w", str(a.workers)]
-    results = {k: [] for k in ("cpp_plain", "python_plain", "cpp_libra", "python_libra")}
+    names = ["cpp_plain", "python_plain", "cpp_libra", "python_libra"]
+    if a.baseline:
+        names.insert(1, "python_baseline_plain")
+    results = {k: [] for k in names}
     losses = {k: [] for k in results}
+    phases = {k: [] for k in results if k.startswith("python")}
     for r in range(a.rounds):
         for name in results:
             report = os.path.join(scratch, f"{name}-{r}.json")
@@ -72,9 +80,15 @@ def main():
                 cmd = [libra, "launch", *job]
                 if name == "python_libra":
                     cmd += ["--local-switch", "--capacity", a.capacity]
-                run(cmd + ["--", "/usr/bin/python3", EXAMPLE, *common, "--json", report], env)
+                example = a.baseline if name == "python_baseline_plain" else EXAMPLE
+                extra = ["--profile"] if a.profile else []
+                run(cmd + ["--", "/usr/bin/python3", example, *common, *extra, "--json", report],
+                    env)
                 with open(report) as f:
-                    epochs = json.load(f)["epochs"]
+                    got = json.load(f)
+                epochs = got["epochs"]
+                if "ms_per_iteration" in got:
+                    phases[name].append(got["ms_per_iteration"])
             rate = statistics.mean(e["samples_per_second"] for e in epochs)
             results[name].append(rate)
             losses[name].append(epochs[-1]["test_log_loss"])
@@ -85,8 +99,12 @@ def main():
             "batch": a.batch, "epochs": a.epochs, "servers": a.servers, "workers": a.workers,
             "capacity": a.capacity, "rounds": a.rounds},
            "samples_per_second": results, "median": median, "test_log_loss": losses,
+           "ms_per_iteration": {k: v for k, v in phases.items() if v},
            "ratio_python_to_cpp": {"plain": median["python_plain"] / median["cpp_plain"],
                                    "libra": median["python_libra"] / median["cpp_libra"]}}
+    if a.baseline:
+        out["ratio_python_to_cpp"]["baseline_plain"] = (median["python_baseline_plain"] /
+                                                       median["cpp_plain"])
     with open(a.out, "w") as f:
         json.dump(out, f, indent=1)
     print(f"python/C++ samples/s: plain {out['ratio_python_to_cpp']['plain']:.2f}, "

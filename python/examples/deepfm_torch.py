@@ -33,6 +33,7 @@ class DeepFm(torch.nn.Module):
         super().__init__()
         self.fields, self.dim = fields, dim
         self.table = libra.torch.Embedding(1 + dim)  # [w, v_1..v_dim] per key
+        self.phases = None  # a Phases to time the pull apart from the rest (--profile)
         self.bias = torch.nn.Parameter(torch.zeros(1))
         sizes = [fields * dim] + hidden + [1]
         self.mlp = torch.nn.ModuleList(torch.nn.Linear(a, b) for a, b in zip(sizes, sizes[1:]))
@@ -45,22 +46,43 @@ class DeepFm(torch.nn.Module):
         order and by field within a row; each row's number of features and
         each (row, field)'s."""
         table, index = self.table.lookup(keys)
-        e = table[index] * values.unsqueeze(1)  # (occurrences, 1 + dim): w x, v x
-        v = e[:, 1:]
-        # Per row: sum_i w_i x_i, sum_i v_i x_i and sum_i (v_i x_i)^2 (the FM's squares).
-        # (segment_reduce and its backward cost a third of embedding_bag's on CPU.)
-        sums = torch.segment_reduce(torch.cat([e, v * v], dim=1), "sum", lengths=row_lengths,
-                                    initial=0)
-        linear, s, squares = sums[:, 0], sums[:, 1:1 + self.dim], sums[:, 1 + self.dim:]
-        fm = 0.5 * (s * s - squares).sum(dim=1)
-        # Per field: sum_i v_i x_i over the row's features in that field.
-        h = torch.segment_reduce(v, "sum", lengths=field_lengths, initial=0)
-        h = h.view(len(row_lengths), -1)
+        if self.phases is not None:
+            self.phases.lap("pull")
+        rows, fields, width = len(row_lengths), self.fields, 1 + self.dim
+        # One C++ pass over the occurrences (libra.torch.bag_sums): per (row,
+        # field) the sums of x_i [w_i, v_i] and of their squares (the FM's).
+        sums, squares = libra.torch.bag_sums(table, index, field_lengths, values, squares=True)
+        sums = sums.view(rows, fields, width)
+        linear = sums[:, :, 0].sum(dim=1)  # sum_i w_i x_i
+        h = sums[:, :, 1:].reshape(rows, fields * self.dim)  # per field: sum_i v_i x_i
+        s = h.view(rows, fields, self.dim).sum(dim=1)
+        fm = 0.5 * ((s * s).sum(dim=1) - squares.view(rows, -1, width)[:, :, 1:].sum(dim=(1, 2)))
+        # The MLP's layers as 1x1 convolutions of their own weights: the same
+        # function and gradients, but torch runs them with oneDNN, 3x faster
+        # on CPU than the sgemm of Debian's torch (built with BLAS_INFO=generic,
+        # so the reference BLAS: docs/PERFORMANCE.md).
+        h = h.view(rows, -1, 1, 1)
         for i, layer in enumerate(self.mlp):
-            h = layer(h)
+            h = torch.nn.functional.conv2d(h, layer.weight.view(*layer.weight.shape, 1, 1),
+                                           layer.bias)
             if i + 1 < len(self.mlp):
                 h = torch.relu(h)
-        return self.bias + linear + fm + h.squeeze(1)
+        return self.bias + linear + fm + h.view(rows)
+
+
+class Phases:
+    """Where a worker's iterations go (--profile): seconds per phase, by laps."""
+
+    def __init__(self):
+        self.seconds, self.iterations, self.last = {}, 0, time.perf_counter()
+
+    def lap(self, name):
+        now = time.perf_counter()
+        self.seconds[name] = self.seconds.get(name, 0.0) + now - self.last
+        self.last = now
+
+    def ms_per_iteration(self):
+        return {k: 1e3 * v / max(1, self.iterations) for k, v in self.seconds.items()}
 
 
 class Rows:
@@ -136,9 +158,17 @@ def main():
     parser.add_argument("--test-fraction", type=float, default=0.1)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", help="worker 0 writes its figures here")
+    parser.add_argument("--profile", action="store_true",
+                        help="time each phase of an iteration; worker 0 reports ms per iteration")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch threads per worker (1: each node is one process of a "
+                             "job sharing the machine's cores)")
     args = parser.parse_args()
     hidden = [int(h) for h in args.hidden.split(",") if h]
-    torch.set_num_threads(1)  # one process per node on a shared machine
+    # One thread: a job is several processes (scheduler, servers, workers) on
+    # the same cores, and the tensors of one batch are too small for torch's
+    # intra-op threads to pay for their synchronisation.
+    torch.set_num_threads(args.threads)
 
     libra.start()
     if libra.is_scheduler():
@@ -174,18 +204,30 @@ def main():
     sync.pull()
     report = {"workers": workers, "servers": libra.num_servers(), "batch": args.batch,
               "train_rows": plan["train_rows"], "epochs": []}
+    phases = model.phases = Phases() if args.profile else None
     for epoch in range(1, args.epochs + 1):
         start, last_line, loss_sum, seen = time.time(), time.time(), 0.0, 0
         for it in range(iterations):
             first = min(len(train), it * args.batch)
             last = min(len(train), first + args.batch)
+            if phases:
+                phases.iterations += 1
+                phases.lap("other")
             if first < last:
                 inputs, y = train.batch(first, last)
+                if phases:
+                    phases.lap("batch")
                 loss = torch.nn.functional.binary_cross_entropy_with_logits(model(*inputs), y)
+                if phases:
+                    phases.lap("forward")
                 loss.backward()
+                if phases:
+                    phases.lap("backward")
                 loss_sum += float(loss) * (last - first)
                 seen += last - first
             sync.step()  # an empty push when this worker is out of rows
+            if phases:
+                phases.lap("step")
             if lead and time.time() - last_line >= 2:
                 last_line = time.time()
                 print(f"epoch {epoch}/{args.epochs} iteration {it + 1}/{iterations}: "
@@ -193,7 +235,11 @@ def main():
                       f"{seen * workers / (last_line - start):.0f} samples/s", flush=True)
         seconds = time.time() - start
         if lead:
+            model.phases = None  # the held-out evaluation is not an iteration
             test_loss, test_auc = evaluate(model, test, args.batch)
+            model.phases = phases
+            if phases:
+                phases.last = time.perf_counter()
             rate = plan["train_rows"] / seconds
             print(f"epoch {epoch}/{args.epochs} done in {seconds:.1f} s: {rate:.0f} samples/s, "
                   f"held-out log loss {test_loss:.4f}, AUC {test_auc:.4f}", flush=True)
@@ -201,6 +247,10 @@ def main():
                                      "samples_per_second": rate, "test_log_loss": test_loss,
                                      "test_auc": test_auc})
     if lead:
+        if phases:
+            report["ms_per_iteration"] = phases.ms_per_iteration()
+            print("ms per iteration: " + ", ".join(
+                f"{k} {v:.2f}" for k, v in report["ms_per_iteration"].items()), flush=True)
         print(f"held-out log loss {test_loss:.6f} AUC {test_auc:.6f}", flush=True)
         if args.json:
             with open(args.json, "w") as f:

@@ -38,7 +38,7 @@ import torch
 import libra
 from . import _libra
 
-__all__ = ["DenseSync", "Embedding", "serve", "shared_worker"]
+__all__ = ["DenseSync", "Embedding", "bag_sums", "serve", "shared_worker"]
 
 _WORKERS = {}
 
@@ -73,6 +73,61 @@ def _key_array(keys, what="keys"):
     if keys.dtype.kind == "i" and keys.dtype.itemsize < 8:
         keys = keys.astype(_np.int64)
     return keys
+
+
+class _BagSums(torch.autograd.Function):
+    """The fused sparse op (libra._libra.bag_sums, C++): one pass over the
+    occurrences forward, one scatter-add into the unique rows backward."""
+
+    @staticmethod
+    def forward(ctx, rows, index, lengths, weights, squares):
+        ctx.set_materialize_grads(False)
+        w = None if weights is None else weights.detach().contiguous()
+        rows = rows.detach().contiguous()
+        sums, sq = _libra.bag_sums(rows.numpy(), index.numpy(), None if w is None else w.numpy(),
+                                   lengths.numpy(), squares)
+        ctx.save_for_backward(rows, index, lengths, w)
+        sums = torch.from_numpy(sums)
+        return sums, (torch.from_numpy(sq) if squares else sums.new_zeros(0, sums.shape[1]))
+
+    @staticmethod
+    def backward(ctx, grad_sums, grad_squares):
+        rows, index, lengths, w = ctx.saved_tensors
+        if grad_sums is None:
+            grad_sums = rows.new_zeros(len(lengths), rows.shape[1])
+        if grad_squares is not None and grad_squares.numel() == 0:
+            grad_squares = None
+        weight_grad = w is not None and ctx.needs_input_grad[3]
+        grad_rows, grad_w = _libra.bag_sums_backward(
+            grad_sums.contiguous().numpy(),
+            None if grad_squares is None else grad_squares.contiguous().numpy(), rows.numpy(),
+            index.numpy(), None if w is None else w.numpy(), lengths.numpy(), weight_grad)
+        return (torch.from_numpy(grad_rows), None, None,
+                torch.from_numpy(grad_w) if weight_grad else None, None)
+
+
+def bag_sums(rows, index, lengths, weights=None, squares=False):
+    """Per bag, the (weighted) sum of its rows, in one C++ call with its backward.
+
+    rows: (unique, dim) float32 (Embedding.lookup's); index: int64, every
+    occurrence's row; lengths: int64, each bag's number of consecutive
+    occurrences (summing to len(index)); weights: float32 per occurrence or
+    None (all 1). Returns sums (bags, dim): sums[b] = sum over bag b of
+    weights[i] * rows[index[i]]; with squares=True also (bags, dim) sums of
+    (weights[i] * rows[index[i]]) ** 2, elementwise: a factorization
+    machine's second-order term. Differentiable in rows and weights; the
+    backward sums the bags' gradients into one row per unique key (which
+    lookup()'s hook then pushes).
+    """
+    index = torch.as_tensor(index)
+    lengths = torch.as_tensor(lengths)
+    if index.dtype != torch.int64 or lengths.dtype != torch.int64:
+        raise TypeError("index and lengths must be int64 tensors")
+    if weights is not None and (not isinstance(weights, torch.Tensor)
+                                or weights.dtype != torch.float32):
+        raise TypeError("weights must be a float32 tensor")
+    sums, sq = _BagSums.apply(rows, index.contiguous(), lengths.contiguous(), weights, squares)
+    return (sums, sq) if squares else sums
 
 
 class Embedding(torch.nn.Module):
@@ -179,6 +234,13 @@ class Embedding(torch.nn.Module):
             if self.mode != "sum":
                 raise ValueError("per_sample_weights need mode='sum' (as in EmbeddingBag)")
         rows, index = self.lookup(keys)
+        if self.mode == "sum":  # the fused C++ op (bag_sums)
+            if len(shape) == 2:
+                lengths = torch.full((shape[0],), shape[1], dtype=torch.int64)
+            else:
+                lengths = torch.diff(offsets, append=torch.tensor([shape[0]]))
+            weights = None if per_sample_weights is None else per_sample_weights.reshape(-1)
+            return bag_sums(rows, index, lengths, weights)
         index = index.view(shape)
         if len(shape) == 2:
             # Fixed-size bags; also the fast path for one key per bag.

@@ -106,3 +106,62 @@ def test_unique_keys_mix_like_libra_train():
     assert np.array_equal(unique[inverse], libra.mix_keys(keys))
     raw, _ = libra.unique_keys(keys, mix=False)
     assert list(raw) == [0, 5, 2**64 - 1]
+
+
+# The fused sparse op (C++) against the same sums written in torch, with
+# torch's autograd as the gradient reference (no job needed).
+
+def bag_sums_reference(rows, index, lengths, weights):
+    x = rows[index] * (1 if weights is None else weights.unsqueeze(1))
+    bags = torch.repeat_interleave(torch.arange(len(lengths)), lengths)
+    sums = torch.zeros(len(lengths), rows.shape[1]).index_add(0, bags, x)
+    squares = torch.zeros(len(lengths), rows.shape[1]).index_add(0, bags, x * x)
+    return sums, squares
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_bag_sums_and_gradients_match_torch(weighted):
+    gen = torch.Generator().manual_seed(3)
+    rows = torch.randn(7, 5, generator=gen)
+    index = torch.randint(0, 7, (30,), generator=gen)
+    lengths = torch.tensor([4, 0, 9, 1, 16], dtype=torch.int64)  # an empty bag
+    weights = torch.rand(30, generator=gen) if weighted else None
+    a = rows.clone().requires_grad_()
+    wa = weights.clone().requires_grad_() if weighted else None
+    sums, squares = lt.bag_sums(a, index, lengths, wa, squares=True)
+    b = rows.clone().requires_grad_()
+    wb = weights.clone().requires_grad_() if weighted else None
+    want_sums, want_squares = bag_sums_reference(b, index, lengths, wb)
+    assert torch.allclose(sums, want_sums, atol=1e-5)
+    assert torch.allclose(squares, want_squares, atol=1e-5)
+    assert float(sums[1].abs().sum()) == 0  # the empty bag
+    r, q = torch.randn(sums.shape, generator=gen), torch.randn(sums.shape, generator=gen)
+    ((sums * r).sum() + (squares * q).sum()).backward()
+    ((want_sums * r).sum() + (want_squares * q).sum()).backward()
+    assert torch.allclose(a.grad, b.grad, atol=1e-4)
+    if weighted:
+        assert torch.allclose(wa.grad, wb.grad, atol=1e-4)
+    # Without squares, and with only one output used: the same sums' gradient.
+    c = rows.clone().requires_grad_()
+    (lt.bag_sums(c, index, lengths, weights) * r).sum().backward()
+    d = rows.clone().requires_grad_()
+    (bag_sums_reference(d, index, lengths, weights)[0] * r).sum().backward()
+    assert torch.allclose(c.grad, d.grad, atol=1e-4)
+
+
+def test_bag_sums_refuses_bad_arguments():
+    rows, index = torch.zeros(3, 2), torch.tensor([0, 2, 1])
+    with pytest.raises(ValueError, match="lengths sum to 2"):
+        lt.bag_sums(rows, index, torch.tensor([1, 1]))
+    with pytest.raises(ValueError, match="not a row"):
+        lt.bag_sums(rows, torch.tensor([0, 3, 1]), torch.tensor([3]))
+    with pytest.raises(ValueError, match="negative"):
+        lt.bag_sums(rows, index, torch.tensor([4, -1]))
+    with pytest.raises(TypeError, match="int64"):
+        lt.bag_sums(rows, index.int(), torch.tensor([3]))
+    with pytest.raises(TypeError, match="float32"):
+        lt.bag_sums(rows, index, torch.tensor([3]), torch.ones(3, dtype=torch.float64))
+    with pytest.raises(TypeError, match="float32"):
+        lt.bag_sums(rows.double(), index, torch.tensor([3]))
+    with pytest.raises(ValueError, match="one per index"):
+        lt.bag_sums(rows, index, torch.tensor([3]), torch.ones(2))

@@ -26,6 +26,14 @@ uint32_t KeyIndex::FindOrAdd(uint64_t key, bool* added) {
   }
 }
 
+uint32_t KeyIndex::Find(uint64_t key) const {
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = HomeOf(key);; i = (i + 1) & mask) {
+    const Slot& slot = slots_[i];
+    if (slot.entry == kEmpty || slot.key == key) return slot.entry;
+  }
+}
+
 void KeyIndex::Clear() {
   size_ = 0;
   slots_.assign(16, Slot{0, kEmpty});

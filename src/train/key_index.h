@@ -24,6 +24,9 @@ class KeyIndex {
   // The entry of `key`, after adding it as entry size() if it was not there;
   // `*added` says which.
   uint32_t FindOrAdd(uint64_t key, bool* added);
+  // The entry of `key`, or kAbsent if it was never added.
+  static constexpr uint32_t kAbsent = UINT32_MAX;
+  uint32_t Find(uint64_t key) const;
   // Starts loading the cache line where a lookup of `key` begins.
   void Prefetch(uint64_t key) const { __builtin_prefetch(&slots_[HomeOf(key)]); }
 
@@ -32,7 +35,7 @@ class KeyIndex {
   void Reserve(size_t keys);
 
  private:
-  static constexpr uint32_t kEmpty = UINT32_MAX;  // an entry number never given
+  static constexpr uint32_t kEmpty = kAbsent;  // an entry number never given
   struct Slot {
     uint64_t key;
     uint32_t entry;

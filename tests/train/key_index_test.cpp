@@ -23,10 +23,17 @@ void ExpectSameAsAMap(const std::vector<uint64_t>& keys) {
   }
   EXPECT_EQ(index.size(), reference.size());
   for (const auto& [key, entry] : reference) {  // every key still found after all the growth
+    EXPECT_EQ(index.Find(key), entry);
     bool added = true;
     EXPECT_EQ(index.FindOrAdd(key, &added), entry);
     EXPECT_FALSE(added);
   }
+  // Find never adds: keys not fed are absent, and stay so.
+  for (uint64_t key : {uint64_t{7}, uint64_t{0}, UINT64_MAX}) {
+    if (reference.count(key)) continue;
+    EXPECT_EQ(index.Find(key), KeyIndex::kAbsent) << "key " << key;
+  }
+  EXPECT_EQ(index.size(), reference.size());
 }
 
 TEST(KeyIndexTest, RandomKeysWithRepeatsMatchAHashMap) {
