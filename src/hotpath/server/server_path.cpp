@@ -71,7 +71,8 @@ class ServerPathImpl final : public ps::ServerHotPath {
     HotPathNode::Get()->OnServerInstall(nullptr);
     HotPathNode::Get()->SetSwitchEvents(kCustomer, {});
     HotPathNode::Get()->SetRepairHandler(nullptr);
-    HotPathNode::Get()->SetReport(kCustomer, nullptr);
+    // Its last figures stay in the node's report (gathered after training).
+    HotPathNode::Get()->SetReport(kCustomer, [last = Report()] { return last; });
     std::unique_ptr<libra::hotpath::HotCollector> collector;
     {
       std::lock_guard<std::mutex> lock(mu_);

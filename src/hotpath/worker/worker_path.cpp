@@ -85,7 +85,9 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
   ~WorkerPathImpl() override {
     Drain();
     node_->RemoveDrain(drain_id_);
-    node_->SetReport(customer_id_, nullptr);
+    // A worker's KVWorker may go before worker 0 gathers the job's report:
+    // its last figures stay in the node's report.
+    node_->SetReport(customer_id_, [last = Report()] { return last; });
     node_->SetSwitchEvents(customer_id_, {});
     tasks_.Push(std::nullopt);
     completer_.join();
