@@ -9,12 +9,14 @@ namespace libra::hotpath {
 
 std::vector<std::uint32_t> CheckHotValues(const hot::HotSet& hot_set,
                                           std::span<const hot::Key> keys,
-                                          std::span<const float> vals, std::span<const int> lens) {
+                                          std::span<const float> vals, std::span<const int> lens,
+                                          std::vector<std::uint32_t>* indices) {
   if (!lens.empty() && lens.size() != keys.size()) {
     throw std::invalid_argument("hot push: " + std::to_string(keys.size()) + " keys but " +
                                 std::to_string(lens.size()) + " lens");
   }
   std::vector<std::uint32_t> first_value(keys.size());
+  if (indices != nullptr) indices->resize(keys.size());
   std::uint64_t offset = 0;
   for (std::size_t i = 0; i < keys.size(); ++i) {
     const std::uint32_t index = hot_set.Find(keys[i]);
@@ -29,6 +31,7 @@ std::vector<std::uint32_t> CheckHotValues(const hot::HotSet& hot_set,
                                   std::to_string(len));
     }
     first_value[i] = static_cast<std::uint32_t>(offset);
+    if (indices != nullptr) (*indices)[i] = index;
     offset += len;
   }
   if (offset != vals.size()) {
@@ -71,12 +74,20 @@ RowOrderQueuer::RowOrderQueuer(std::shared_ptr<const hot::HotSet> hot_set)
 
 const CellQueues& RowOrderQueuer::Queue(std::span<const hot::Key> keys,
                                         std::span<const std::uint32_t> first_value) {
+  std::vector<std::uint32_t> indices(keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) indices[i] = hot_set_->Find(keys[i]);
+  return Queue(keys, indices, first_value);
+}
+
+const CellQueues& RowOrderQueuer::Queue(std::span<const hot::Key> keys,
+                                        std::span<const std::uint32_t> indices,
+                                        std::span<const std::uint32_t> first_value) {
   const hot::SwitchLayout& layout = hot_set_->layout();
   const std::size_t words_per_array = (layout.cells_per_array + 63) / 64;
   std::fill(marked_.begin(), marked_.end(), 0);
   for (std::vector<std::uint64_t>& queue : queues_) queue.clear();
   for (std::size_t i = 0; i < keys.size(); ++i) {
-    const std::span<const hot::CellAddress> cells = hot_set_->CellsOf(hot_set_->Find(keys[i]));
+    const std::span<const hot::CellAddress> cells = hot_set_->CellsOf(indices[i]);
     for (std::size_t v = 0; v < cells.size(); ++v) {
       const std::size_t word = cells[v].array * words_per_array + cells[v].index / 64;
       const std::uint64_t bit = std::uint64_t{1} << (cells[v].index % 64);

@@ -44,9 +44,12 @@ struct PackedValues {
 // first value in `vals`. Throws std::invalid_argument (naming the key) on a
 // cold key, a length that differs from the key's value_len, or a vals size
 // that does not match. Empty `lens` means every key has its value_len.
+// `indices`, if given, gets each key's index in the hot set (so that a
+// caller looks each key up once).
 std::vector<std::uint32_t> CheckHotValues(const hot::HotSet& hot_set,
                                           std::span<const hot::Key> keys,
-                                          std::span<const float> vals, std::span<const int> lens);
+                                          std::span<const float> vals, std::span<const int> lens,
+                                          std::vector<std::uint32_t>* indices = nullptr);
 
 // Packs the values of hot `keys` (vals key after key, offsets from
 // CheckHotValues) layout-aware into packets with `header`'s fields and seq
@@ -81,6 +84,9 @@ class RowOrderQueuer {
   // The same queues as QueueHotCells(hot_set, keys, first_value), valid
   // until the next call. A key listed twice falls back to QueueHotCells.
   const CellQueues& Queue(std::span<const hot::Key> keys,
+                          std::span<const std::uint32_t> first_value);
+  // The same, given each key's index in the hot set (CheckHotValues).
+  const CellQueues& Queue(std::span<const hot::Key> keys, std::span<const std::uint32_t> indices,
                           std::span<const std::uint32_t> first_value);
 
  private:

@@ -497,7 +497,9 @@ std::shared_future<HotPathStatus> HotSender::Push(std::uint32_t epoch,
                                                   std::span<const int> lens) {
   Impl& impl = *impl_;
   const hot::HotSet& hot_set = *impl.hot_set;
-  const std::vector<std::uint32_t> first_value = CheckHotValues(hot_set, keys, vals, lens);
+  std::vector<std::uint32_t> indices;  // each key looked up once
+  const std::vector<std::uint32_t> first_value =
+      CheckHotValues(hot_set, keys, vals, lens, &indices);
   std::lock_guard push_lock(impl.push_mutex);
   {
     std::lock_guard lock(impl.mutex);
@@ -514,15 +516,16 @@ std::shared_future<HotPathStatus> HotSender::Push(std::uint32_t epoch,
   push.retained.epoch = epoch;
   push.retained.keys.assign(keys.begin(), keys.end());
   push.retained.vals.assign(vals.begin(), vals.end());
-  for (const hot::Key key : keys) {
-    push.retained.lens.push_back(static_cast<int>(hot_set.keys()[hot_set.Find(key)].value_len));
+  for (const std::uint32_t index : indices) {
+    push.retained.lens.push_back(static_cast<int>(hot_set.keys()[index].value_len));
   }
   wire::Header header;
   header.type = wire::MessageType::kData;
   header.job_id = impl.options.job_id;
   header.node_id = impl.options.worker_id;
   header.epoch = epoch;
-  push.packets = PackQueuedCells(header, impl.queuer.Queue(keys, first_value), vals).packets;
+  push.packets =
+      PackQueuedCells(header, impl.queuer.Queue(keys, indices, first_value), vals).packets;
   push.acked.assign(push.packets.size(), false);
   push.sent_at.assign(push.packets.size(), Clock::time_point{});
   push.resent.assign(push.packets.size(), false);
