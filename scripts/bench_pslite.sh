@@ -16,12 +16,14 @@
 #   libra          libra launch -s 1 -w 1 --insecure  (like for like: PS-lite has no encryption)
 #   libra-curve    libra launch -s 1 -w 1, ZeroMQ under CURVE (only where the launcher has --insecure)
 #   libra-untuned  as libra, LIBRA_MALLOC_TUNING=0 (only with UNTUNED=1)
+#   libra-thp      as libra, GLIBC_TUNABLES=glibc.malloc.hugetlb=1: glibc asks
+#                  for transparent huge pages (only with THP=1)
 # and prints the medians over the rounds of: the first push and pull of the
 # unchanged program (cold) and, of the repeated one, the median of each run's
 # pushes and pulls after its first (warm). Every sample goes to WORK/samples.tsv.
 #
 # Environment: LIBRA_BUILD (default build), WORK (default /tmp/libra-bench-pslite),
-# ROUNDS (7), WARM (8), UNTUNED (0), JOBS (2, builds run under nice).
+# ROUNDS (7), WARM (8), UNTUNED (0), THP (0), JOBS (2, builds run under nice).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -95,6 +97,7 @@ if "$libra" launch --help | grep -q -- '--insecure'; then
   modes+=(libra-curve)
 fi
 [[ "${UNTUNED:-0}" == 1 ]] && modes+=(libra-untuned)
+[[ "${THP:-0}" == 1 ]] && modes+=(libra-thp)
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
@@ -117,6 +120,10 @@ run() {
     libra-curve) timeout 300 "$libra" launch -s 1 -w 1 -- "$build/bench/pslite/pslite_$name" >"$log" 2>&1 ;;
     libra-untuned)
       LIBRA_MALLOC_TUNING=0 timeout 300 "$libra" launch -s 1 -w 1 "${insecure[@]}" -- \
+        "$build/bench/pslite/pslite_$name" >"$log" 2>&1
+      ;;
+    libra-thp)
+      GLIBC_TUNABLES=glibc.malloc.hugetlb=1 timeout 300 "$libra" launch -s 1 -w 1 "${insecure[@]}" -- \
         "$build/bench/pslite/pslite_$name" >"$log" 2>&1
       ;;
   esac
