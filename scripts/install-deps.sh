@@ -19,6 +19,7 @@ PACKAGES=(
   iproute2 nftables                 # network namespaces, shaped links, injected loss
   ethtool                           # veth XDP counters (ethtool -S) named in docs/switch.md
   liblinear-tools                   # reference solver for the LR quality check
+  libprotobuf-dev protobuf-compiler   # PS-lite itself, for scripts/bench_pslite.sh
   procps psmisc
 )
 
