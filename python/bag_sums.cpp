@@ -82,6 +82,27 @@ Bags Check(const Floats& rows, const Indices& index, const std::optional<Floats>
   return b;
 }
 
+// The shared arguments as the caller gave them, held while `bags` points
+// into them.
+struct BagArgs {
+  Floats rows;
+  Indices index, lengths;
+  std::optional<Floats> weights;
+  Bags bags;
+};
+
+BagArgs ReadBags(const py::handle& rows_in, const py::handle& index_in,
+                 const py::handle& weights_in, const py::handle& lengths_in) {
+  BagArgs args{Exact<float>(rows_in, "rows", "float32"),
+               Exact<int64_t>(index_in, "index", "int64"),
+               Exact<int64_t>(lengths_in, "lengths", "int64"),
+               std::nullopt,
+               {}};
+  if (!weights_in.is_none()) args.weights = Exact<float>(weights_in, "weights", "float32");
+  args.bags = Check(args.rows, args.index, args.weights, args.lengths);
+  return args;
+}
+
 Floats Zeros(int64_t n, int64_t dim) {
   Floats a({n, dim});
   std::fill(a.mutable_data(), a.mutable_data() + a.size(), 0.0f);
@@ -92,12 +113,8 @@ Floats Zeros(int64_t n, int64_t dim) {
 // the same of (w_i rows[index_i])^2, elementwise (None unless asked for).
 py::tuple Forward(const py::handle& rows_in, const py::handle& index_in,
                   const py::handle& weights_in, const py::handle& lengths_in, bool squares) {
-  const Floats rows = Exact<float>(rows_in, "rows", "float32");
-  const Indices index = Exact<int64_t>(index_in, "index", "int64");
-  const Indices lengths = Exact<int64_t>(lengths_in, "lengths", "int64");
-  std::optional<Floats> weights;
-  if (!weights_in.is_none()) weights = Exact<float>(weights_in, "weights", "float32");
-  const Bags b = Check(rows, index, weights, lengths);
+  const BagArgs args = ReadBags(rows_in, index_in, weights_in, lengths_in);
+  const Bags& b = args.bags;
   Floats sums = Zeros(b.bags, b.dim);
   Floats sq = Zeros(squares ? b.bags : 0, b.dim);
   {
@@ -128,12 +145,8 @@ py::tuple Forward(const py::handle& rows_in, const py::handle& index_in,
 py::tuple Backward(const py::handle& grad_sums_in, const py::handle& grad_squares_in,
                    const py::handle& rows_in, const py::handle& index_in,
                    const py::handle& weights_in, const py::handle& lengths_in, bool weight_grad) {
-  const Floats rows = Exact<float>(rows_in, "rows", "float32");
-  const Indices index = Exact<int64_t>(index_in, "index", "int64");
-  const Indices lengths = Exact<int64_t>(lengths_in, "lengths", "int64");
-  std::optional<Floats> weights;
-  if (!weights_in.is_none()) weights = Exact<float>(weights_in, "weights", "float32");
-  const Bags b = Check(rows, index, weights, lengths);
+  const BagArgs args = ReadBags(rows_in, index_in, weights_in, lengths_in);
+  const Bags& b = args.bags;
   const Floats grad_sums = Exact<float>(grad_sums_in, "grad_sums", "float32");
   std::optional<Floats> grad_squares;
   if (!grad_squares_in.is_none()) {

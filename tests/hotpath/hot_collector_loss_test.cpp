@@ -16,6 +16,7 @@
 #include "hot/placement.h"
 #include "hotpath/node/engine_clock.h"
 #include "hotpath/server/hot_collector.h"
+#include "hotpath/small_hot_set.h"
 #include "net/udp_socket.h"
 #include "wire/wire.h"
 
@@ -27,13 +28,8 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::uint32_t kJobId = 5;
 
-std::shared_ptr<const hot::HotSet> MakeHotSet() {
-  std::vector<hot::HotKey> keys;
-  for (int k = 0; k < 200; ++k) keys.push_back({static_cast<hot::Key>(k), 1, 1000u - k});
-  // 8 arrays: 25 rows, so one COLLECT per row and 25 of them.
-  return std::make_shared<const hot::HotSet>(
-      hot::PlaceHotSet(keys, hot::SwitchLayout{8, 64, 2}, hot::HeatPlacement()));
-}
+// 8 arrays: 25 rows, so one COLLECT per row and 25 of them.
+std::shared_ptr<const hot::HotSet> MakeHotSet() { return testing::TwentyFiveRowHotSet(); }
 
 // What the scripted switch does with a COLLECT: answer it, drop it, or
 // answer it after a delay of the collector's clock (as if its RESULT waited

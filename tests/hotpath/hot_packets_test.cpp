@@ -223,13 +223,16 @@ TEST(HotPackets, TheRowOrderQueuerQueuesAsTheSortDoes) {
       vals.resize(vals.size() + key.value_len, 1.0f);
     }
     std::shuffle(keys.begin(), keys.end(), rng);
-    const auto first_value = CheckHotValues(*set, keys, vals, {});
-    EXPECT_EQ(queuer.Queue(keys, first_value), QueueHotCells(*set, keys, first_value)) << round;
+    std::vector<std::uint32_t> indices;
+    const auto first_value = CheckHotValues(*set, keys, vals, {}, &indices);
+    EXPECT_EQ(queuer.Queue(keys, indices, first_value), QueueHotCells(*set, keys, first_value))
+        << round;
   }
   const std::vector<hot::Key> twice = {5000, 5007, 5000};
   const std::vector<float> vals(1 + 2 + 1, 1.0f);
-  const auto first_value = CheckHotValues(*set, twice, vals, {});
-  EXPECT_EQ(queuer.Queue(twice, first_value), QueueHotCells(*set, twice, first_value));
+  std::vector<std::uint32_t> indices;
+  const auto first_value = CheckHotValues(*set, twice, vals, {}, &indices);
+  EXPECT_EQ(queuer.Queue(twice, indices, first_value), QueueHotCells(*set, twice, first_value));
 }
 
 }  // namespace

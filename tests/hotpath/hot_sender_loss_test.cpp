@@ -19,6 +19,7 @@
 #include "hotpath/messages/hot_packets.h"
 #include "hotpath/messages/update_auth.h"
 #include "hotpath/node/engine_clock.h"
+#include "hotpath/small_hot_set.h"
 #include "hotpath/worker/hot_sender.h"
 #include "net/udp_socket.h"
 #include "wire/wire.h"
@@ -34,12 +35,7 @@ constexpr std::uint16_t kWorker = 1;
 constexpr std::uint32_t kPackets = 25;
 
 // 200 one-value keys in 8 arrays: a push of all of them is 25 DATA packets.
-std::shared_ptr<const hot::HotSet> MakeHotSet() {
-  std::vector<hot::HotKey> keys;
-  for (int k = 0; k < 200; ++k) keys.push_back({static_cast<hot::Key>(k), 1, 1000u - k});
-  return std::make_shared<const hot::HotSet>(
-      hot::PlaceHotSet(keys, hot::SwitchLayout{8, 64, 2}, hot::HeatPlacement()));
-}
+std::shared_ptr<const hot::HotSet> MakeHotSet() { return testing::TwentyFiveRowHotSet(); }
 
 // What the scripted switch does with a DATA (seq) or a FIN (kFin), the nth
 // time it comes: answer it with its ACK, or drop it.

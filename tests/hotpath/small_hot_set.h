@@ -21,6 +21,15 @@ inline std::shared_ptr<const hot::HotSet> SmallHotSet() {
       hot::PlaceHotSet(keys, hot::SwitchLayout{4, 16, 2}, hot::HeatPlacement()));
 }
 
+// 200 one-value keys (0..199) on 8 arrays: 25 rows, so a push of all of
+// them is 25 DATA packets and reading them 25 COLLECTs (the loss tests').
+inline std::shared_ptr<const hot::HotSet> TwentyFiveRowHotSet() {
+  std::vector<hot::HotKey> keys;
+  for (int k = 0; k < 200; ++k) keys.push_back({static_cast<hot::Key>(k), 1, 1000u - k});
+  return std::make_shared<const hot::HotSet>(
+      hot::PlaceHotSet(keys, hot::SwitchLayout{8, 64, 2}, hot::HeatPlacement()));
+}
+
 // The number of values key `key` of SmallHotSet has.
 inline int SmallHotSetLength(hot::Key key) { return (key / 10) % 3 == 0 ? 2 : 1; }
 

@@ -73,13 +73,6 @@ RowOrderQueuer::RowOrderQueuer(std::shared_ptr<const hot::HotSet> hot_set)
 }
 
 const CellQueues& RowOrderQueuer::Queue(std::span<const hot::Key> keys,
-                                        std::span<const std::uint32_t> first_value) {
-  std::vector<std::uint32_t> indices(keys.size());
-  for (std::size_t i = 0; i < keys.size(); ++i) indices[i] = hot_set_->Find(keys[i]);
-  return Queue(keys, indices, first_value);
-}
-
-const CellQueues& RowOrderQueuer::Queue(std::span<const hot::Key> keys,
                                         std::span<const std::uint32_t> indices,
                                         std::span<const std::uint32_t> first_value) {
   const hot::SwitchLayout& layout = hot_set_->layout();

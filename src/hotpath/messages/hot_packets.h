@@ -82,10 +82,9 @@ class RowOrderQueuer {
   explicit RowOrderQueuer(std::shared_ptr<const hot::HotSet> hot_set);
 
   // The same queues as QueueHotCells(hot_set, keys, first_value), valid
-  // until the next call. A key listed twice falls back to QueueHotCells.
-  const CellQueues& Queue(std::span<const hot::Key> keys,
-                          std::span<const std::uint32_t> first_value);
-  // The same, given each key's index in the hot set (CheckHotValues).
+  // until the next call; `indices`: each key's index in the hot set (as
+  // CheckHotValues gives them). A key listed twice falls back to
+  // QueueHotCells.
   const CellQueues& Queue(std::span<const hot::Key> keys, std::span<const std::uint32_t> indices,
                           std::span<const std::uint32_t> first_value);
 
