@@ -16,6 +16,7 @@
 #include "hotpath/messages/update_auth.h"
 #include "hotpath/worker/hot_sender.h"
 #include "net/udp_socket.h"
+#include "wait_for.h"
 #include "wire/wire.h"
 
 namespace libra::hotpath {
@@ -50,14 +51,6 @@ EncodedPacket Replica(const hot::HotSet& set, std::uint32_t epoch, const std::ve
   return packet;
 }
 
-void WaitFor(const std::function<bool()>& done) {
-  const auto deadline = std::chrono::steady_clock::now() + 5s;
-  while (!done() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(1ms);
-  }
-  ASSERT_TRUE(done());
-}
-
 TEST(HotSenderForgery, AForgedReplicaIsDroppedAndCountedAndTheRealOneThenTaken) {
   const std::shared_ptr<const hot::HotSet> set = MakeHotSet();
   const UpdateKey key = NewUpdateKey();
@@ -71,7 +64,7 @@ TEST(HotSenderForgery, AForgedReplicaIsDroppedAndCountedAndTheRealOneThenTaken) 
   auto send = [&](const EncodedPacket& packet) {
     ASSERT_TRUE(fake_switch.SendTo(packet.view(), sender.local()));
     ++sent;
-    WaitFor([&] { return sender.counters().packets_received == sent; });
+    testing::WaitFor([&] { return sender.counters().packets_received == sent; });
   };
 
   const std::vector<float> real = {1, 2, 3, 4};

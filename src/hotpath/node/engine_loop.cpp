@@ -16,9 +16,11 @@ constexpr int kBatchesPerTurn = 16;
 EngineLoop::EngineLoop(const EngineLoopOptions& options)
     : options_(options),
       clock_(options.clock != nullptr ? *options.clock : SteadyEngineClock()),
-      socket_(options.local, EngineSocketOptions()),
+      socket_(options.socket != nullptr
+                  ? options.socket
+                  : std::make_shared<net::UdpSocket>(options.local, EngineSocketOptions())),
       batch_(kBatch),
-      out_(socket_.fd(), kBatch) {}
+      out_(socket_->fd(), kBatch) {}
 
 EngineLoop::~EngineLoop() { Stop(); }
 
@@ -40,7 +42,7 @@ void EngineLoop::Run(EngineHandler& handler) {
   std::vector<std::function<void()>> to_run;
   for (;;) {
     // The deadline is in the engine's time; the wait is in the steady clock's.
-    waker_.WaitUntil(socket_.fd(), Clock::now() + (deadline - clock_.Now()));
+    waker_.WaitUntil(socket_->fd(), Clock::now() + (deadline - clock_.Now()));
     {
       std::lock_guard lock(mutex_);
       if (stopping_) return;
@@ -59,7 +61,7 @@ void EngineLoop::Run(EngineHandler& handler) {
 
 void EngineLoop::Receive(EngineHandler& handler) {
   for (int turn = 0; turn < kBatchesPerTurn; ++turn) {
-    const std::size_t n = batch_.Receive(socket_.fd());
+    const std::size_t n = batch_.Receive(socket_->fd());
     for (std::size_t i = 0; i < n; ++i) {
       const std::span<const std::uint8_t> bytes = batch_.payload(i);
       ++counters_.packets_received;

@@ -29,6 +29,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <thread>
@@ -44,13 +45,19 @@ namespace libra::hotpath {
 
 struct EngineLoopOptions {
   std::uint32_t job_id = 0;
-  // Where the socket binds (port 0: the kernel picks one).
+  // Where the socket binds (port 0: the kernel picks one), unless `socket`
+  // is given.
   UdpEndpoint local{0x7f000001, 0};
   // The switch's data address: the only source messages are taken from.
   UdpEndpoint switch_address;
   // What the timers and round-trip samples read; null: the steady clock. It
   // must outlive the loop.
   const EngineClock* clock = nullptr;
+  // A socket bound already (made with EngineSocketOptions), which the loop
+  // uses instead of binding its own: the node's reserved one, held from the
+  // JOIN that names its address on, so that no other process can take the
+  // port between the JOIN and the engine's start.
+  std::shared_ptr<net::UdpSocket> socket;
 };
 
 // The datagrams of one engine, as every engine reports them.
@@ -120,7 +127,7 @@ class EngineLoop {
   void CountIgnored() { ++counters_.ignored_packets; }
 
   const EngineClock& clock() const { return clock_; }
-  UdpEndpoint local() const { return socket_.local(); }
+  UdpEndpoint local() const { return socket_->local(); }
 
  private:
   void Run(EngineHandler& handler);
@@ -128,7 +135,7 @@ class EngineLoop {
 
   const EngineLoopOptions options_;
   const EngineClock& clock_;
-  net::UdpSocket socket_;
+  const std::shared_ptr<net::UdpSocket> socket_;
   net::Waker waker_;
   net::ReceiveBatch batch_;
   net::SendQueue out_;

@@ -2,12 +2,9 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include <cstring>
 
 #include "hotpath/controller/controller.h"
+#include "hotpath/node/engine_socket.h"
 #include "ps/internal/logging.h"
 #include "ps/internal/postoffice.h"
 #include "ps/internal/van.h"
@@ -85,34 +82,23 @@ HotPathNode* HotPathNode::Get() {
 }
 
 libra::UdpEndpoint HotPathNode::ReserveUdpEndpoint() {
-  // A process that is several workers reserves one port per worker, maybe
-  // at the same time: a port released here may be handed out again, so one
-  // this process already gave a worker is never returned twice.
-  for (int attempt = 0;; ++attempt) {
-    const libra::UdpEndpoint endpoint = FreeUdpEndpoint();
-    std::lock_guard<std::mutex> lock(mu_);
-    if (reserved_ports_.insert(endpoint.port).second || attempt >= 64) return endpoint;
-  }
+  // Bound with port 0 (the kernel picks a free one) and kept: a port merely
+  // learned and released could be handed to another process before the
+  // engine binds it, and the switch would refuse a job that lists it twice.
+  auto socket = std::make_shared<libra::net::UdpSocket>(libra::UdpEndpoint{NodeIpv4(), 0},
+                                                        EngineSocketOptions());
+  const libra::UdpEndpoint endpoint = socket->local();
+  std::lock_guard<std::mutex> lock(mu_);
+  reserved_sockets_[endpoint.port] = std::move(socket);
+  return endpoint;
 }
 
-libra::UdpEndpoint HotPathNode::FreeUdpEndpoint() {
-  // Bind to port 0 to learn a free port, then release it for the engine's own
-  // socket. Another process could take it in between; the engine's bind
-  // would then fail loudly, never silently.
-  libra::UdpEndpoint endpoint{NodeIpv4(), 0};
-  const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
-  CHECK_GE(fd, 0) << "socket: " << std::strerror(errno);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(endpoint.ipv4);
-  socklen_t len = sizeof(addr);
-  CHECK_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0)
-      << "bind to " << ps::Postoffice::Get()->van()->my_node().hostname << ": "
-      << std::strerror(errno);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  endpoint.port = ntohs(addr.sin_port);
-  ::close(fd);
-  return endpoint;
+std::shared_ptr<libra::net::UdpSocket> HotPathNode::ReservedSocket(
+    const libra::UdpEndpoint& endpoint) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto it = reserved_sockets_.find(endpoint.port);
+  if (it == reserved_sockets_.end() || !(it->second->local() == endpoint)) return nullptr;
+  return it->second;
 }
 
 void HotPathNode::Start() {

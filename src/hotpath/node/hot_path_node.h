@@ -29,6 +29,7 @@
 
 #include "hotpath/messages/control_messages.h"
 #include "hotpath/node/hot_path_config.h"
+#include "net/udp_socket.h"
 #include "ps/simple_app.h"
 
 namespace libra::hotpath {
@@ -56,9 +57,14 @@ class HotPathNode {
   // After Finalize's barrier: the scheduler removes the job from the switch.
   void Stop();
 
-  // A free UDP port on this node's address, for the switch job; never one it
-  // returned before (a process that is several workers takes one each).
+  // A UDP port on this node's address for the switch job, held by a socket
+  // bound to it until the process ends, so that no other process (or other
+  // worker of this one) is given it while its JOIN names it. The engine
+  // takes the socket over with ReservedSocket.
   libra::UdpEndpoint ReserveUdpEndpoint();
+  // The socket that holds `endpoint` (one ReserveUdpEndpoint returned);
+  // null for any other address.
+  std::shared_ptr<libra::net::UdpSocket> ReservedSocket(const libra::UdpEndpoint& endpoint);
 
   // Worker: sends JOIN and blocks until the controller answers.
   Install JoinAndWait(const JoinRequest& join);
@@ -117,7 +123,6 @@ class HotPathNode {
 
  private:
   HotPathNode() = default;
-  libra::UdpEndpoint FreeUdpEndpoint();
   void HandleServerInstall(const std::string& body);
   // `recver`: the node id the request was sent to (one of this process's).
   void OnRequest(const ps::SimpleData& request, int recver, ps::SimpleApp* app);
@@ -145,7 +150,8 @@ class HotPathNode {
   std::unique_ptr<ps::SimpleApp> app_;
   std::unique_ptr<Controller> controller_;
   libra::UdpEndpoint server_address_;
-  std::set<uint16_t> reserved_ports_;  // every port ReserveUdpEndpoint returned
+  // Every socket ReserveUdpEndpoint bound, by port.
+  std::map<uint16_t, std::shared_ptr<libra::net::UdpSocket>> reserved_sockets_;
   std::optional<Install> server_install_;
   std::optional<Install> worker_install_;
   std::function<void(const Install&, libra::UdpEndpoint)> on_server_install_;

@@ -60,8 +60,8 @@ struct HotCollector::Impl final : EngineHandler {
        HotCollectorOptions options_in, EpochCallback callback)
       : hot_set(std::move(hot_set_in)),
         options(Checked(options_in, *hot_set)),
-        loop(EngineLoopOptions{options.job_id, options.local, options.switch_address,
-                               options.clock}),
+        loop(EngineLoopOptions{options.job_id, options.local, options.switch_address, options.clock,
+                               options.socket}),
         owned_keys(SortedOwnedKeys(*hot_set, owned)),
         next_epoch(options.first_epoch),
         clock(loop.clock()),

@@ -20,6 +20,7 @@
 #include "hotpath/messages/update_auth.h"
 #include "hotpath/node/engine_clock.h"
 #include "hotpath/node/hot_path_options.h"
+#include "net/udp_socket.h"
 #include "wire/switch_job.h"
 
 namespace libra::hotpath {
@@ -43,6 +44,9 @@ struct HotCollectorOptions {
   // RESULT and ACK are taken only from there (engine_loop.h).
   UdpEndpoint switch_address;
   UdpEndpoint local{0x7f000001, 0};
+  // A socket bound to `local` already, used instead of binding one
+  // (EngineLoopOptions::socket); null: the collector binds `local`.
+  std::shared_ptr<net::UdpSocket> socket;
   std::uint32_t num_workers = 1;  // N: each sum covers this many pushes
   std::uint32_t first_epoch = 0;  // the first epoch to collect
   // UPDATE packets sent and not yet ACKed by the switch at once.

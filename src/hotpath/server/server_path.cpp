@@ -134,6 +134,7 @@ class ServerPathImpl final : public ps::ServerHotPath {
     options.server_id = static_cast<uint16_t>(ps::Postoffice::Get()->my_rank());
     options.switch_address = Config().switch_data;
     options.local = local_;
+    options.socket = HotPathNode::Get()->ReservedSocket(local_);
     options.num_workers = install_.num_workers;
     options.first_epoch = first_epoch;
     options.collect_by_row = true;

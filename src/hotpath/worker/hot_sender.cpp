@@ -62,8 +62,8 @@ struct HotSender::Impl final : EngineHandler {
   Impl(std::shared_ptr<const hot::HotSet> hot_set_in, HotSenderOptions options_in)
       : hot_set(std::move(hot_set_in)),
         options(Checked(options_in, *hot_set)),
-        loop(EngineLoopOptions{options.job_id, options.local, options.switch_address,
-                               options.clock}),
+        loop(EngineLoopOptions{options.job_id, options.local, options.switch_address, options.clock,
+                               options.socket}),
         clock(loop.clock()),
         queuer(hot_set),
         replica(*hot_set, options.key_owners, options.first_epoch),

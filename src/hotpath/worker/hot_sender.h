@@ -28,6 +28,7 @@
 #include "hotpath/messages/update_auth.h"
 #include "hotpath/node/engine_clock.h"
 #include "hotpath/node/hot_path_options.h"
+#include "net/udp_socket.h"
 #include "wire/switch_job.h"
 
 namespace libra::hotpath {
@@ -41,6 +42,9 @@ struct HotSenderOptions {
   // Where the sender's socket binds; port 0 lets the kernel choose. The
   // switch admits packets by source address, so this is what the job lists.
   UdpEndpoint local{0x7f000001, 0};
+  // A socket bound to `local` already, used instead of binding one
+  // (EngineLoopOptions::socket); null: the sender binds `local`.
+  std::shared_ptr<net::UdpSocket> socket;
   // The switch's dedup window W: seq s goes out only once every seq <= s - W
   // is ACKed (docs/protocol.md). Also the most DATA packets outstanding.
   std::uint32_t dedup_window = 64;

@@ -230,6 +230,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     sender_options_.worker_id = static_cast<uint16_t>(join.rank);
     sender_options_.switch_address = Config().switch_data;
     sender_options_.local = join.address;
+    sender_options_.socket = node_->ReservedSocket(join.address);
     sender_options_.key_owners.assign(routes_->owners().begin(), routes_->owners().end());
     sender_options_.update_key = install.update_key;
     StartSender(install.job_id, install.first_epoch, 0);

@@ -1,0 +1,74 @@
+// An engine started on a socket the node reserved (EngineLoopOptions::socket)
+// uses that socket: the port it named in its JOIN was never free for another
+// process to take, a datagram sent to it before the engine started still
+// reaches the engine, and the port stays held after the engine stops (a
+// restarted engine gets it back).
+#include "hotpath/node/engine_socket.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include "hotpath/worker/hot_sender.h"
+#include "net/udp_socket.h"
+#include "small_hot_set.h"
+#include "wait_for.h"
+
+namespace libra::hotpath {
+namespace {
+
+using namespace std::chrono_literals;
+
+bool CanBind(const UdpEndpoint& endpoint) {
+  try {
+    net::UdpSocket other(endpoint);
+    return true;
+  } catch (const std::system_error&) {
+    return false;
+  }
+}
+
+TEST(EngineSocket, ASenderOnAReservedSocketKeepsItsPortAndItsQueuedDatagrams) {
+  net::UdpSocket fake_switch{UdpEndpoint{0x7f000001, 0}};
+  auto reserved =
+      std::make_shared<net::UdpSocket>(UdpEndpoint{0x7f000001, 0}, EngineSocketOptions());
+  const UdpEndpoint address = reserved->local();
+  ASSERT_FALSE(CanBind(address)) << "a reserved port is held";
+
+  // Sent before any engine runs: queued in the reserved socket.
+  const std::vector<std::uint8_t> garbage = {1, 2, 3};
+  ASSERT_TRUE(fake_switch.SendTo(garbage, address));
+
+  HotSenderOptions options;
+  options.job_id = 3;
+  options.switch_address = fake_switch.local();
+  options.local = address;
+  options.socket = reserved;
+  {
+    HotSender sender(testing::SmallHotSet(), options);
+    EXPECT_EQ(sender.local(), address);
+    testing::WaitFor([&] { return sender.counters().malformed_packets == 1; });
+  }
+  EXPECT_FALSE(CanBind(address)) << "the port outlives the engine";
+
+  HotSender restarted(testing::SmallHotSet(), options);
+  EXPECT_EQ(restarted.local(), address);
+  ASSERT_TRUE(fake_switch.SendTo(garbage, address));
+  testing::WaitFor([&] { return restarted.counters().malformed_packets == 1; });
+}
+
+TEST(EngineSocket, WithoutAReservedSocketTheEngineBindsItsOwn) {
+  HotSenderOptions options;
+  options.switch_address = UdpEndpoint{0x7f000001, 9};
+  HotSender sender(testing::SmallHotSet(), options);
+  EXPECT_NE(sender.local().port, 0);
+  EXPECT_FALSE(CanBind(sender.local()));
+}
+
+}  // namespace
+}  // namespace libra::hotpath
