@@ -17,6 +17,7 @@
 #include "hotpath/node/engine_clock.h"
 #include "hotpath/server/hot_collector.h"
 #include "hotpath/small_hot_set.h"
+#include "hotpath/wait_for.h"
 #include "net/udp_socket.h"
 #include "wire/wire.h"
 
@@ -206,6 +207,77 @@ TEST(HotCollectorLoss, ResultsQueuedPastTheTimeoutCostResendsOfTheOldestOnly) {
   EXPECT_EQ(counters.fast_retransmissions, 0u);
   EXPECT_EQ(sw.resends, (std::map<std::uint32_t, int>{{10, 4}}));
   EXPECT_EQ(counters.retransmissions, counters.timeouts);
+}
+
+}  // namespace
+}  // namespace libra::hotpath
+
+namespace libra::hotpath {
+namespace {
+
+// Once the switch has ACKed an epoch's LAST UPDATE, the collector sends one
+// copy of it (flagged RETRANSMISSION, payload unchanged): a worker that lost
+// the first REPLICA of the LAST still learns its stream is over. The copy's
+// ACK is expected, not ignored; nothing else is sent twice.
+TEST(HotCollectorTail, TheLastUpdateOfAnEpochIsCopiedOnceAfterItsAck) {
+  const auto hot_set = MakeHotSet();
+  std::vector<hot::Key> owned;
+  for (const hot::HotKey& key : hot_set->keys()) owned.push_back(key.key);
+  std::sort(owned.begin(), owned.end());
+  net::UdpSocket fake_switch{UdpEndpoint{0x7f000001, 0}};
+  HotCollectorOptions options;
+  options.job_id = kJobId;
+  options.server_id = 0;
+  options.switch_address = fake_switch.local();
+  options.retry.initial_timeout = 10s;  // no resend can come from a timer
+  options.retry.max_timeout = 10s;
+  options.ready_poll = 10s;  // no READY poll either
+  HotCollector collector(hot_set, owned, options, [](CollectedEpoch) {});
+  const std::vector<float> vals(owned.size(), 1.5f);
+  collector.PublishUpdate(0, owned, vals);
+
+  std::map<std::uint32_t, std::vector<std::uint8_t>> first;  // seq -> bytes
+  std::vector<std::vector<std::uint8_t>> copies;
+  std::optional<std::uint32_t> last_seq;
+  std::array<std::uint8_t, wire::kMaxMessageBytes + 64> buffer{};
+  const Clock::time_point give_up = Clock::now() + 10s;
+  while (copies.empty() && Clock::now() < give_up) {
+    UdpEndpoint from;
+    const int n = fake_switch.ReceiveFrom(buffer, &from, 50);
+    if (n <= 0) continue;
+    const std::vector<std::uint8_t> bytes(buffer.begin(), buffer.begin() + n);
+    wire::Header header;
+    ASSERT_EQ(wire::DecodeHeader(bytes, &header), wire::DecodeError::kNone);
+    ASSERT_EQ(header.type, wire::MessageType::kUpdate);
+    if ((header.flags & wire::kFlagRetransmission) != 0) {
+      copies.push_back(bytes);
+    } else {
+      first[header.seq] = bytes;
+      if ((header.flags & wire::kFlagLast) != 0) last_seq = header.seq;
+    }
+    // ACK it as the switch does: the header, type ACK, no slots.
+    std::array<std::uint8_t, wire::kHeaderBytes> ack{};
+    std::copy_n(bytes.begin(), ack.size(), ack.begin());
+    wire::SetType(ack.data(), wire::MessageType::kAck);
+    wire::SetFlags(ack.data(), 0);
+    wire::SetSlotCount(ack.data(), 0);
+    ASSERT_TRUE(fake_switch.SendTo(ack, from));
+  }
+  ASSERT_TRUE(last_seq.has_value());
+  ASSERT_EQ(copies.size(), 1u);
+  EXPECT_EQ(first.size(), *last_seq + 1) << "every UPDATE once";
+  std::vector<std::uint8_t> expected = first.at(*last_seq);
+  wire::SetFlags(expected.data(), wire::kFlagLast | wire::kFlagRetransmission);
+  EXPECT_EQ(copies[0], expected);
+
+  // The copy's ACK is taken as expected; nothing more is sent.
+  testing::WaitFor([&] { return collector.counters().update_acks == first.size(); });
+  UdpEndpoint from;
+  EXPECT_EQ(fake_switch.ReceiveFrom(buffer, &from, 50), -1);
+  const HotCollectorCounters counters = collector.counters();
+  EXPECT_EQ(counters.update_tail_copies, 1u);
+  EXPECT_EQ(counters.update_retransmissions, 0u);
+  EXPECT_EQ(counters.ignored_packets, 0u);
 }
 
 }  // namespace

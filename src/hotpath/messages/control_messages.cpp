@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "wire/coding.h"
+#include "wire/wire.h"
 
 namespace libra::hotpath {
 
@@ -179,6 +180,33 @@ std::optional<Repair> DecodeRepair(const std::string& body) {
   if (!r.Get(&repair.epoch) || !r.GetList(&repair.keys) || !r.GetList(&repair.vals) || !r.AtEnd()) {
     return std::nullopt;
   }
+  return repair;
+}
+
+std::string Encode(const PacketRepair& repair) {
+  ByteWriter w;
+  w.Put(repair.epoch);
+  w.PutList(repair.seqs);
+  w.Put(repair.tail_from);
+  w.Put<std::uint64_t>(repair.packets.size());
+  for (const std::string& packet : repair.packets) w.PutString(packet);
+  return w.Take();
+}
+
+std::optional<PacketRepair> DecodePacketRepair(const std::string& body) {
+  ByteReader r(body);
+  PacketRepair repair;
+  std::uint64_t count = 0;
+  // Each packet takes at least its u32 length.
+  if (!r.Get(&repair.epoch) || !r.GetList(&repair.seqs) || !r.Get(&repair.tail_from) ||
+      !r.GetCount(sizeof(std::uint32_t), &count)) {
+    return std::nullopt;
+  }
+  repair.packets.resize(count);
+  for (std::string& packet : repair.packets) {
+    if (!r.GetString(&packet, wire::kMaxMessageBytes)) return std::nullopt;
+  }
+  if (!r.AtEnd()) return std::nullopt;
   return repair;
 }
 

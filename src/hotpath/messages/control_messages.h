@@ -9,6 +9,8 @@
 //           UPDATE key, or the reason the job stays on the plain parameter
 //           server.
 //   REPAIR  worker -> servers: published hot values a replica lacks.
+//   REPAIR_PACKETS worker -> one server: UPDATE packets of one of its
+//           streams that a replica lost, answered with the packets.
 //   SWITCH_DOWN node -> controller, then controller -> every node: the
 //           switch stopped answering; the hot keys go through the servers
 //           (fallback) until the controller resumes the hot path.
@@ -88,6 +90,21 @@ struct Repair {
   std::vector<float> vals;  // the answer: key after key, hot-set lengths
 };
 
+// REPAIR_PACKETS, to one server: a worker's replica lost REPLICA packets of
+// that server's stream of `epoch`: the packet numbers in `seqs`, and, when
+// the stream's LAST did not come, every number from `tail_from` on. The
+// server answers with those UPDATE packets as it sent them (signed, as the
+// switch would have replicated them), which the worker takes as REPLICAs:
+// a few packets over ZeroMQ instead of every value the server owns. An
+// answer without packets: the server no longer keeps that epoch's stream.
+struct PacketRepair {
+  static constexpr uint32_t kNoTail = 0xffffffffu;
+  uint32_t epoch = 0;
+  std::vector<uint32_t> seqs;
+  uint32_t tail_from = kNoTail;
+  std::vector<std::string> packets;  // the answer: each one UPDATE's bytes
+};
+
 // SWITCH_DOWN: who found the switch dead, and at which of its epochs.
 struct SwitchDown {
   uint32_t generation = 0;  // the hot path's incarnation (0, then one per RESUME)
@@ -148,6 +165,8 @@ std::optional<Install> ReadInstallFile(const std::string& path);
 
 std::string Encode(const SwitchDown& down);
 std::optional<SwitchDown> DecodeSwitchDown(const std::string& body);
+std::string Encode(const PacketRepair& repair);
+std::optional<PacketRepair> DecodePacketRepair(const std::string& body);
 std::string Encode(const FallbackPush& push);
 std::optional<FallbackPush> DecodeFallbackPush(const std::string& body);
 std::string Encode(const WrittenKeys& keys);

@@ -22,6 +22,7 @@ enum Head : int {
   kResume = 6,
   kValues = 7,
   kWrittenKeys = 8,
+  kPacketRepair = 9,
 };
 
 // The node's own IPv4 address: the host it registered with (DMLC_NODE_HOST or
@@ -133,6 +134,12 @@ void HotPathNode::Start() {
         if (answer) repair_answers_[response.timestamp].push_back(std::move(*answer));
         return;
       }
+      if (response.head == kPacketRepair) {
+        std::optional<PacketRepair> answer = DecodePacketRepair(response.body);
+        std::lock_guard<std::mutex> lock(mu_);
+        if (answer) packet_answers_[response.timestamp].push_back(std::move(*answer));
+        return;
+      }
       if (response.head == kValues) {
         std::optional<FallbackPush> answer = DecodeFallbackPush(response.body);
         std::lock_guard<std::mutex> lock(mu_);
@@ -183,11 +190,26 @@ HotPathNode::SwitchEvents HotPathNode::EventsFor(int recver) {
 void HotPathNode::OnRequest(const ps::SimpleData& request, int recver, ps::SimpleApp* app) {
   const SwitchEvents events = EventsFor(recver);
   RepairHandler repair_handler;
+  PacketRepairHandler packet_repair_handler;
   {
     std::lock_guard<std::mutex> lock(mu_);
     repair_handler = repair_handler_;
+    packet_repair_handler = packet_repair_handler_;
   }
   switch (request.head) {
+    case kPacketRepair: {
+      std::optional<PacketRepair> repair = DecodePacketRepair(request.body);
+      if (repair && packet_repair_handler) {
+        packet_repair_handler(request, std::move(*repair));
+        return;
+      }
+      if (!repair) {
+        LOG(ERROR) << "libra: answered a malformed REPAIR_PACKETS from node " << request.sender
+                   << " without packets";
+      }
+      app->Response(request, Encode(PacketRepair{repair ? repair->epoch : 0, {}, 0, {}}));
+      return;
+    }
     case kRepair: {
       std::optional<Repair> repair = DecodeRepair(request.body);
       if (repair && repair_handler) {
@@ -286,6 +308,22 @@ Install HotPathNode::JoinAndWait(const JoinRequest& join) {
 
 std::vector<Repair> HotPathNode::RequestRepair(const Repair& request) {
   return AskAndWait(kRepair, Encode(request), ps::kServerGroup, &repair_answers_);
+}
+
+PacketRepair HotPathNode::RequestPackets(int server_rank, const PacketRepair& request) {
+  std::vector<PacketRepair> answers = AskAndWait(
+      kPacketRepair, Encode(request), ps::Postoffice::ServerRankToID(server_rank), &packet_answers_);
+  if (answers.empty()) return PacketRepair{request.epoch, {}, PacketRepair::kNoTail, {}};
+  return std::move(answers.front());
+}
+
+void HotPathNode::SetPacketRepairHandler(PacketRepairHandler handler) {
+  std::lock_guard<std::mutex> lock(mu_);
+  packet_repair_handler_ = std::move(handler);
+}
+
+void HotPathNode::AnswerPacketRepair(const ps::SimpleData& request, const PacketRepair& answer) {
+  if (app_) app_->Response(request, Encode(answer));
 }
 
 void HotPathNode::SetRepairHandler(RepairHandler handler) {

@@ -71,6 +71,16 @@ class HotPathNode {
   // Worker: asks every server for the values of `request.keys` as of
   // `request.epoch` (a replica gap) and returns their answers.
   std::vector<Repair> RequestRepair(const Repair& request);
+  // Worker: asks server `server_rank` for the UPDATE packets `request`
+  // names and returns its answer (no packets when it keeps none of them,
+  // or after Stop).
+  PacketRepair RequestPackets(int server_rank, const PacketRepair& request);
+  // Server: `handler` answers REPAIR_PACKETS requests (it may answer later,
+  // with AnswerPacketRepair); without one they are answered without packets.
+  using PacketRepairHandler =
+      std::function<void(const ps::SimpleData& request, PacketRepair repair)>;
+  void SetPacketRepairHandler(PacketRepairHandler handler);
+  void AnswerPacketRepair(const ps::SimpleData& request, const PacketRepair& answer);
   // Server: `handler` answers REPAIR requests (it may answer later, with
   // AnswerRepair); without one they are answered empty.
   using RepairHandler = std::function<void(const ps::SimpleData& request, Repair repair)>;
@@ -163,9 +173,11 @@ class HotPathNode {
   int next_drain_ = 0;
   std::map<int, std::function<nlohmann::json()>> reports_;  // by customer id
   RepairHandler repair_handler_;
+  PacketRepairHandler packet_repair_handler_;
   std::map<int, SwitchEvents> events_;                 // by customer id
   std::map<int, std::vector<Repair>> repair_answers_;  // by request timestamp
   std::map<int, std::vector<FallbackPush>> value_answers_;
+  std::map<int, std::vector<PacketRepair>> packet_answers_;
 };
 
 }  // namespace libra::hotpath

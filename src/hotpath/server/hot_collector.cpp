@@ -203,6 +203,13 @@ struct HotCollector::Impl final : EngineHandler {
   std::uint64_t update_sends = 0;
   std::uint64_t newest_acked_update = 0;  // the latest send known ACKed
   std::deque<PendingUpdate> updates;
+  // Copies of ACKed LAST UPDATEs, sent with the next UPDATEs, and the
+  // (epoch, seq) of the latest ones sent, whose ACKs are expected.
+  std::vector<PendingUpdate> tail_copies_due;
+  std::deque<std::pair<std::uint32_t, std::uint32_t>> tail_copies_sent;
+  // The latest kKeptStreams epochs' UPDATE streams as published, for
+  // workers' packet repairs (PublishedPackets).
+  std::map<std::uint32_t, std::vector<EncodedPacket>> kept_streams;
   RetryClock update_retry;
   Clock::time_point last_update_ack;
   // Late, like a COLLECT: the timeout has passed since it was sent and since
@@ -334,8 +341,16 @@ void HotCollector::Impl::HandleUpdateAck(const wire::Header& ack) {
     update_retry.OnProgress();
     last_update_ack = now;
     ++counters.update_acks;
+    if ((update.flags & wire::kFlagLast) != 0) {
+      PendingUpdate copy = update;
+      copy.packet.SetFlags(update.flags | wire::kFlagRetransmission);
+      for (std::uint32_t i = 0; i < options.tail_copies; ++i) tail_copies_due.push_back(copy);
+    }
     return;
   }
+  const auto copy = std::find(tail_copies_sent.begin(), tail_copies_sent.end(),
+                              std::make_pair(ack.epoch, ack.seq));
+  if (copy != tail_copies_sent.end()) return;  // the switch took a tail copy
   loop.CountIgnored();  // a late ACK of a resend, or not ours
 }
 
@@ -347,6 +362,15 @@ void HotCollector::Impl::HandleUpdateAck(const wire::Header& ack) {
 // a round trip or two. When the switch stops answering, the rest are
 // dropped: the workers find the switch dead by their own probes.
 void HotCollector::Impl::SendUpdates(Clock::time_point now, net::SendQueue& out) {
+  // Tail copies are sent once, outside the window: nothing waits for their
+  // ACKs (the original's ACK said the switch has the stream).
+  for (const PendingUpdate& copy : tail_copies_due) {
+    out.PushView(copy.packet.view(), options.switch_address);
+    tail_copies_sent.emplace_back(copy.epoch, copy.seq);
+    if (tail_copies_sent.size() > 8) tail_copies_sent.pop_front();
+    ++counters.update_tail_copies;
+  }
+  tail_copies_due.clear();
   constexpr std::uint64_t kReorderTolerance = 3;
   while (!updates.empty() && updates.front().acked) updates.pop_front();
   std::uint32_t outstanding = 0;
@@ -700,8 +724,31 @@ void HotCollector::PublishUpdate(std::uint32_t epoch, std::span<const hot::Key> 
       impl.updates.push_back(update);
     }
     impl.counters.update_packets += packets.size();
+    impl.kept_streams[epoch] = std::move(packets);
+    while (impl.kept_streams.size() > kKeptStreams) impl.kept_streams.erase(impl.kept_streams.begin());
   }
   impl.loop.Wake();
+}
+
+std::vector<std::string> HotCollector::PublishedPackets(std::uint32_t epoch,
+                                                        std::span<const std::uint32_t> seqs,
+                                                        std::uint32_t tail_from) const {
+  Impl& impl = *impl_;
+  std::lock_guard lock(impl.mutex);
+  std::vector<std::string> out;
+  const auto stream = impl.kept_streams.find(epoch);
+  if (stream == impl.kept_streams.end()) return out;
+  const std::vector<EncodedPacket>& packets = stream->second;
+  auto add = [&](std::uint32_t seq) {
+    const std::span<const std::uint8_t> bytes = packets[seq].view();
+    out.emplace_back(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  };
+  for (const std::uint32_t seq : seqs) {
+    if (seq < packets.size() && seq < tail_from) add(seq);
+  }
+  for (std::uint32_t seq = tail_from; seq < packets.size(); ++seq) add(seq);
+  impl.counters.repair_packets_answered += out.size();
+  return out;
 }
 
 void HotCollector::AddWrittenKeys(std::uint32_t epoch, std::uint32_t worker,

@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "hot/hot_set.h"
@@ -51,6 +52,14 @@ struct HotCollectorOptions {
   std::uint32_t first_epoch = 0;  // the first epoch to collect
   // UPDATE packets sent and not yet ACKed by the switch at once.
   std::uint32_t update_window = 64;
+  // Copies of an epoch's LAST UPDATE sent once the switch has ACKed it, so
+  // that a REPLICA lost on the way to one worker is, most of the time, not
+  // its stream's end: a worker learns that a stream is over only from its
+  // LAST (or from a later epoch, which BSP holds back), so a lost LAST
+  // costs the worker its whole gap timeout, while a copy costs each worker
+  // one packet an epoch per server. With independent loss p, a worker
+  // misses the end with probability p^(1 + tail_copies). 0: none.
+  std::uint32_t tail_copies = 1;
   // COLLECT requests outstanding at once. Reads are idempotent, so nothing
   // in the switch limits it; a window of 64 cost a round trip per 64
   // packets behind a loaded link's queue. Requests time out only when
@@ -110,6 +119,8 @@ struct HotCollectorCounters {
   std::uint64_t update_acks = 0;
   std::uint64_t update_retransmissions = 0;
   std::uint64_t update_fast_retransmissions = 0;  // of them, resent as lost by the ACKs' order
+  std::uint64_t update_tail_copies = 0;           // copies of ACKed LAST UPDATEs (tail_copies)
+  std::uint64_t repair_packets_answered = 0;      // UPDATEs given to workers (PublishedPackets)
   std::uint64_t updates_abandoned = 0;  // dropped unACKed when the switch stopped answering
   std::uint64_t packets_sent = 0;
   std::uint64_t bytes_sent = 0;
@@ -161,6 +172,16 @@ class HotCollector {
   // std::invalid_argument when keys or vals do not match.
   void PublishUpdate(std::uint32_t epoch, std::span<const hot::Key> keys,
                      std::span<const float> vals);
+
+  // The UPDATE packets of epoch `epoch`'s stream numbered in `seqs`, and
+  // every one from `tail_from` on, as they were first sent (signed, LAST on
+  // the last): what a worker that lost their REPLICAs asks for. Empty when
+  // the collector no longer keeps that epoch (it keeps the latest
+  // kKeptStreams published). Thread-safe.
+  static constexpr std::size_t kKeptStreams = 8;
+  std::vector<std::string> PublishedPackets(std::uint32_t epoch,
+                                            std::span<const std::uint32_t> seqs,
+                                            std::uint32_t tail_from) const;
 
   // Worker `worker` wrote, in `epoch`, the owned keys `key_set` names
   // (written_keys.h: positions among the owned keys, ascending by key). Once

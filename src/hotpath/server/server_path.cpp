@@ -48,6 +48,9 @@ class ServerPathImpl final : public ps::ServerHotPath {
     dispatcher_ = std::thread([this] { DispatchInOrder(); });
     node->SetRepairHandler(
         [this](const ps::SimpleData& request, Repair repair) { OnRepair(request, repair); });
+    node->SetPacketRepairHandler([this](const ps::SimpleData& request, PacketRepair repair) {
+      OnPacketRepair(request, std::move(repair));
+    });
     HotPathNode::SwitchEvents events;
     events.switch_down = [this](const SwitchDown& down) {
       FallBack(down.generation, "the controller says so");
@@ -71,6 +74,7 @@ class ServerPathImpl final : public ps::ServerHotPath {
     HotPathNode::Get()->OnServerInstall(nullptr);
     HotPathNode::Get()->SetSwitchEvents(kCustomer, {});
     HotPathNode::Get()->SetRepairHandler(nullptr);
+    HotPathNode::Get()->SetPacketRepairHandler(nullptr);
     // Its last figures stay in the node's report (gathered after training).
     HotPathNode::Get()->SetReport(kCustomer, [last = Report()] { return last; });
     std::unique_ptr<libra::hotpath::HotCollector> collector;
@@ -376,6 +380,16 @@ class ServerPathImpl final : public ps::ServerHotPath {
     AnswerWaitingRepairs();
   }
 
+  // A worker lost REPLICAs of this server's stream of `repair.epoch`:
+  // answer with the UPDATE packets it names, as the collector sent them,
+  // once this server has published that epoch (none once the collector no
+  // longer keeps it, or without a collector).
+  void OnPacketRepair(const ps::SimpleData& request, PacketRepair repair) {
+    std::lock_guard<std::mutex> lock(mu_);
+    waiting_packet_repairs_.emplace_back(request, std::move(repair));
+    AnswerWaitingRepairs();
+  }
+
   void AnswerWaitingRepairs() {
     for (auto it = waiting_repairs_.begin(); it != waiting_repairs_.end();) {
       const auto& [request, repair] = *it;
@@ -390,6 +404,20 @@ class ServerPathImpl final : public ps::ServerHotPath {
       HotPathNode::Get()->AnswerRepair(request, answer);
       ++repairs_answered_;
       it = waiting_repairs_.erase(it);
+    }
+    for (auto it = waiting_packet_repairs_.begin(); it != waiting_packet_repairs_.end();) {
+      const auto& [request, repair] = *it;
+      if (collector_ && (!published_epoch_ || *published_epoch_ < repair.epoch)) {
+        ++it;
+        continue;
+      }
+      PacketRepair answer;
+      answer.epoch = repair.epoch;
+      if (collector_) {
+        answer.packets = collector_->PublishedPackets(repair.epoch, repair.seqs, repair.tail_from);
+      }
+      HotPathNode::Get()->AnswerPacketRepair(request, answer);
+      it = waiting_packet_repairs_.erase(it);
     }
   }
 
@@ -452,6 +480,8 @@ class ServerPathImpl final : public ps::ServerHotPath {
                         {"update_acks", c.update_acks},
                         {"update_retransmissions", c.update_retransmissions},
                         {"update_fast_retransmissions", c.update_fast_retransmissions},
+                        {"update_tail_copies", c.update_tail_copies},
+                        {"repair_packets_answered", c.repair_packets_answered},
                         {"updates_abandoned", c.updates_abandoned},
                         {"packets_sent", c.packets_sent},
                         {"bytes_sent", c.bytes_sent},
@@ -506,6 +536,7 @@ class ServerPathImpl final : public ps::ServerHotPath {
   uint64_t epochs_applied_ = 0;
   std::optional<uint32_t> published_epoch_;
   std::list<std::pair<ps::SimpleData, Repair>> waiting_repairs_;
+  std::list<std::pair<ps::SimpleData, PacketRepair>> waiting_packet_repairs_;
   uint64_t repairs_answered_ = 0;
   uint64_t apply_micros_ = 0;  // the handle's push and pull of each epoch, summed
   uint64_t fallbacks_ = 0, resumes_ = 0, fallback_epochs_ = 0, fallback_pushes_ = 0;

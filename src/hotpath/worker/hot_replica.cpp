@@ -227,4 +227,36 @@ std::vector<hot::Key> HotReplica::MissingKeys(std::uint32_t epoch) const {
   return missing;
 }
 
+std::vector<StreamLoss> HotReplica::LostPackets(std::uint32_t epoch) const {
+  std::vector<StreamLoss> lost;
+  for (std::size_t id = 0; id < servers_.size(); ++id) {
+    const Server& server = servers_[id];
+    if (server.keys.empty()) continue;
+    // A server many epochs behind is repaired by its keys, not its packets.
+    constexpr std::uint32_t kMostStreams = 8;
+    const std::uint32_t from =
+        epoch - server.next >= kMostStreams ? epoch - kMostStreams + 1 : server.next;
+    for (std::uint32_t e = from; e <= epoch && server.next <= epoch; ++e) {
+      StreamLoss loss;
+      loss.server = static_cast<std::uint16_t>(id);
+      loss.epoch = e;
+      const auto it = server.streams.find(e);
+      if (it == server.streams.end()) {
+        loss.tail_from = 0;  // nothing of it came
+      } else {
+        const Stream& stream = it->second;
+        if (stream.complete()) continue;
+        const std::uint32_t known =
+            stream.count ? *stream.count : static_cast<std::uint32_t>(stream.seen.size());
+        for (std::uint32_t seq = 0; seq < known; ++seq) {
+          if (seq >= stream.seen.size() || !stream.seen[seq]) loss.seqs.push_back(seq);
+        }
+        if (!stream.count) loss.tail_from = known;
+      }
+      lost.push_back(std::move(loss));
+    }
+  }
+  return lost;
+}
+
 }  // namespace libra::hotpath

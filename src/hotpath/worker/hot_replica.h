@@ -26,6 +26,18 @@
 
 namespace libra::hotpath {
 
+// The packets one server's stream of one epoch lacks, as far as what came
+// tells: `seqs` below the newest number that came (or below the stream's
+// length, once its LAST came), and, while its LAST has not come, every
+// number from `tail_from` on.
+struct StreamLoss {
+  static constexpr std::uint32_t kNoTail = 0xffffffffu;
+  std::uint16_t server = 0;
+  std::uint32_t epoch = 0;
+  std::vector<std::uint32_t> seqs;
+  std::uint32_t tail_from = kNoTail;
+};
+
 class HotReplica {
  public:
   // `owner_of_key`: the server that publishes each hot key, in hot-set
@@ -64,6 +76,10 @@ class HotReplica {
   void Read(std::span<const hot::Key> keys, std::vector<float>* vals, std::vector<int>* lens) const;
   // The keys of the servers not complete up to `epoch`, in hot-set order.
   std::vector<hot::Key> MissingKeys(std::uint32_t epoch) const;
+  // What the streams of the servers not complete up to `epoch` lack, one
+  // entry per incomplete stream from each one's oldest incomplete epoch to
+  // `epoch`: the packets a server can resend to complete it.
+  std::vector<StreamLoss> LostPackets(std::uint32_t epoch) const;
 
   // Whether server `server`'s stream of `epoch` is over but incomplete, as
   // far as order tells: its LAST packet came, or a packet of a later epoch

@@ -445,7 +445,8 @@ void HotSender::Impl::CheckGaps(Clock::time_point now) {
     }
     ++counters.replica_gaps;
     if (on_gap) {
-      loop.Notify([callback = on_gap, gap = ReplicaGap{epoch, replica.MissingKeys(epoch)}] {
+      loop.Notify([callback = on_gap, gap = ReplicaGap{epoch, replica.MissingKeys(epoch),
+                                                       replica.LostPackets(epoch)}] {
         callback(gap);
       });
     }
@@ -628,6 +629,37 @@ void HotSender::RepairReplica(std::uint32_t epoch, std::span<const hot::Key> key
   }
   impl_->replica_changed.notify_all();
   impl_->loop.Wake();
+}
+
+std::size_t HotSender::ApplyRepairPackets(std::span<const std::string> packets) {
+  std::size_t taken = 0;
+  {
+    std::lock_guard lock(impl_->mutex);
+    for (const std::string& packet : packets) {
+      const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(packet.data()),
+                                                packet.size());
+      wire::Message message;
+      if (wire::Decode(bytes, &message) != wire::DecodeError::kNone ||
+          message.header.type != wire::MessageType::kUpdate ||
+          message.header.job_id != impl_->options.job_id) {
+        impl_->loop.CountIgnored();
+        continue;
+      }
+      const std::uint64_t forged = impl_->counters.forged_replicas;
+      impl_->HandleReplica(bytes, message);
+      if (impl_->counters.forged_replicas == forged) ++taken;
+    }
+    impl_->counters.repair_packets += taken;
+    if (const auto reached = impl_->replica.MinEpoch()) impl_->Release(*reached);
+  }
+  impl_->replica_changed.notify_all();
+  impl_->loop.Wake();
+  return taken;
+}
+
+std::vector<hot::Key> HotSender::MissingReplicaKeys(std::uint32_t epoch) const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->replica.MissingKeys(epoch);
 }
 
 std::optional<std::uint32_t> HotSender::ReplicaEpoch() const {

@@ -22,12 +22,14 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "hot/hot_set.h"
 #include "hotpath/messages/update_auth.h"
 #include "hotpath/node/engine_clock.h"
 #include "hotpath/node/hot_path_options.h"
+#include "hotpath/worker/hot_replica.h"
 #include "net/udp_socket.h"
 #include "wire/switch_job.h"
 
@@ -82,10 +84,13 @@ struct HotSenderOptions {
 };
 
 // Epoch `epoch` of the replica lacks the values of `keys` (a lost REPLICA).
-// The integration re-requests them from the servers and calls RepairReplica.
+// The integration asks the servers for the packets `streams` lists and
+// hands them to ApplyRepairPackets; if that leaves keys missing
+// (MissingReplicaKeys), it re-requests their values and calls RepairReplica.
 struct ReplicaGap {
   std::uint32_t epoch = 0;
   std::vector<hot::Key> keys;
+  std::vector<StreamLoss> streams;
 };
 
 struct HotSenderCounters {
@@ -113,6 +118,7 @@ struct HotSenderCounters {
   std::uint64_t stale_replica_values = 0;
   std::uint64_t replica_gaps = 0;
   std::uint64_t replica_holes_by_order = 0;  // gaps found by order, reported early
+  std::uint64_t repair_packets = 0;          // REPLICAs taken from packet repairs
   std::uint64_t malformed_packets = 0;       // not a wire message (wire::Decode failed)
   std::uint64_t ignored_packets = 0;         // another job or node, unexpected type or cell
   std::uint64_t foreign_packets = 0;         // this job's, not from the switch's address
@@ -188,6 +194,13 @@ class HotSender {
   // already hold a newer epoch keep theirs.
   void RepairReplica(std::uint32_t epoch, std::span<const hot::Key> keys,
                      std::span<const float> vals);
+  // Takes UPDATE packets a server resent over the control plane (a packet
+  // repair) as REPLICAs: each must verify with the job's key, as on the
+  // data path; others are counted as forged or ignored. Returns how many
+  // were taken.
+  std::size_t ApplyRepairPackets(std::span<const std::string> packets);
+  // The keys of the servers whose replica is not complete up to `epoch`.
+  std::vector<hot::Key> MissingReplicaKeys(std::uint32_t epoch) const;
   // The oldest epoch any hot cell of the replica holds; nullopt while some
   // cell has never received a value.
   std::optional<std::uint32_t> ReplicaEpoch() const;

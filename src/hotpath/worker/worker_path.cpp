@@ -482,10 +482,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
         libra::hotpath::ReplicaGap gap = std::move(gaps_.front());
         gaps_.pop_front();
         lock.unlock();
-        Repair request;
-        request.epoch = gap.epoch;
-        request.keys = std::move(gap.keys);
-        RepairKeys(request);
+        RepairGap(std::move(gap));
         lock.lock();
       }
       std::optional<uint32_t> lagging;
@@ -515,6 +512,35 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     Repair request;
     request.epoch = epoch;
     for (const libra::hot::HotKey& k : hot_set_->keys()) request.keys.push_back(k.key);
+    RepairKeys(request);
+  }
+
+  // A gap: first the lost packets, from the servers that sent them (a few
+  // UPDATEs over ZeroMQ); what they leave missing (a server that no longer
+  // keeps the epoch's stream, a loss the replica cannot name), by value.
+  void RepairGap(libra::hotpath::ReplicaGap gap) {
+    uint32_t generation = 0;
+    std::shared_ptr<libra::hotpath::HotSender> sender = SenderFor(gap.epoch, &generation);
+    if (!sender) return;  // fallen back: reads go to the servers anyway
+    if (!gap.streams.empty()) {
+      const auto asked = Clock::now();
+      for (const libra::hotpath::StreamLoss& loss : gap.streams) {
+        PacketRepair request;
+        request.epoch = loss.epoch;
+        request.seqs = loss.seqs;
+        request.tail_from = loss.tail_from;
+        const PacketRepair answer = node_->RequestPackets(loss.server, request);
+        repair_packets_ += sender->ApplyRepairPackets(answer.packets);
+      }
+      packet_repair_micros_ += static_cast<uint64_t>(
+          std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - asked).count());
+      ++packet_repairs_;
+      gap.keys = sender->MissingReplicaKeys(gap.epoch);
+      if (gap.keys.empty()) return;
+    }
+    Repair request;
+    request.epoch = gap.epoch;
+    request.keys = std::move(gap.keys);
     RepairKeys(request);
   }
 
@@ -601,6 +627,9 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
         {"hot_values_pushed", hot_values_},
         {"cold_values_pushed", cold_values_},
         {"replica_repairs", repairs_.load()},
+        {"packet_repairs", packet_repairs_.load()},
+        {"repair_packets", repair_packets_.load()},
+        {"packet_repair_micros", packet_repair_micros_.load()},
         {"repair_micros", repair_micros_.load()},
         {"repaired_values", repaired_values_.load()},
         {"fallback",
@@ -631,6 +660,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
                      {"replica_gaps", c.replica_gaps},
                      {"fast_retransmissions", c.fast_retransmissions},
                      {"replica_holes_by_order", c.replica_holes_by_order},
+                     {"repair_packets", c.repair_packets},
                      {"replica_epochs", c.replica_epochs},
                      {"replica_values", c.replica_values},
                      {"data_micros", c.data_micros},
@@ -674,6 +704,9 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
   uint64_t epochs_hot_ = 0, hot_values_ = 0, cold_values_ = 0;
   uint64_t fallbacks_ = 0, resumes_ = 0, epochs_resent_ = 0, epochs_to_servers_ = 0;
   std::atomic<uint64_t> repairs_{0}, repaired_values_{0}, reads_from_servers_{0};
+  std::atomic<uint64_t> packet_repairs_{0};        // gaps repaired by their lost packets
+  std::atomic<uint64_t> repair_packets_{0};        // ... the packets taken
+  std::atomic<uint64_t> packet_repair_micros_{0};  // ... asking for them, summed
   std::atomic<uint64_t> repair_micros_{0};  // asking the servers for a gap's values, summed
 
   ps::ThreadsafeQueue<std::optional<Task>> tasks_;
