@@ -160,19 +160,24 @@ CostPrediction PredictCost(const CostInput& input, const std::vector<KeySample>&
   const double all_rows = std::ceil(static_cast<double>(p.values) / slots);
   p.collect_packets =
       std::min(p.written_values / (slots * c.packing_utilisation), all_rows) + servers;
+  // Each server's stream ends in a partial packet, and its LAST goes out
+  // twice (HotCollectorOptions::tail_copies): about half a packet's values
+  // again per server.
   const double update_payload = wire::kMaxMessageBytes - wire::kHeaderBytes;
+  const double tail_copy_values =
+      std::min(p.written_values, servers * update_payload / 2 / wire::kValueBytes);
   p.update_packets = std::ceil((p.written_rows * wire::kRowBlockHeaderBytes +
                                 p.written_values * wire::kValueBytes) /
                                update_payload) +
-                     servers;
+                     2 * servers;
   const double ack_bytes = wire::kHeaderBytes + kFrameBytes;
   const double collect_bytes = p.collect_packets * (wire::kHeaderBytes + kFrameBytes) +
                                p.written_values * (wire::kSlotBytes / c.packing_utilisation);
   const double result_bytes =
       p.collect_packets * (wire::kHeaderBytes + wire::kMaskBytes + kFrameBytes) +
       p.written_values * wire::kValueBytes;
-  const double update_bytes =
-      p.update_packets * (wire::kHeaderBytes + kFrameBytes) + p.written_values * wire::kValueBytes;
+  const double update_bytes = p.update_packets * (wire::kHeaderBytes + kFrameBytes) +
+                              (p.written_values + tail_copy_values) * wire::kValueBytes;
   p.libra_server_packets = 2 * (p.collect_packets + p.update_packets) / servers;
   p.libra_server_bytes = (collect_bytes + result_bytes + update_bytes) / servers;
   p.libra_worker_packets = 2 * data_packets + p.update_packets;

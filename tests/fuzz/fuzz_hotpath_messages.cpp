@@ -1,6 +1,6 @@
 // Fuzzes the hot path's control-plane decoders (JOIN, INSTALL, REPAIR,
-// SWITCH_DOWN, FALLBACK_PUSH, RESUME, WRITTEN_KEYS): the first byte picks the decoder, the
-// rest is the SimpleApp body. Invariants:
+// SWITCH_DOWN, FALLBACK_PUSH, RESUME, WRITTEN_KEYS, REPAIR_PACKETS): the
+// first byte picks the decoder, the rest is the SimpleApp body. Invariants:
 //   - a body that decodes encodes back to the same bytes (INSTALL: the same
 //     up to what the encoder normalises: the enabled byte is 0 or 1);
 //   - decoding the re-encoded body gives the same message again;
@@ -10,6 +10,7 @@
 //     (two workers, as worker 0 and then as worker 1, for the same epoch):
 //     it is summed or refused with a reason, never crashes, and a completed
 //     epoch holds one value per cell of its keys;
+//   - a REPAIR_PACKETS answer carries no packet longer than a datagram;
 //   - a WRITTEN_KEYS set merges into a bitmap whole or not at all, and one
 //     that merges, re-encoded, names the same keys.
 #include <cstddef>
@@ -86,7 +87,7 @@ void MergeAsAServer(const WrittenKeys& report) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
   const std::string body(reinterpret_cast<const char*>(data + 1), size - 1);
-  switch (data[0] % 7) {
+  switch (data[0] % 8) {
     case 0:
       RoundTrip<JoinRequest>(body, DecodeJoin, true);
       break;
@@ -117,10 +118,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case 5:
       RoundTrip<Resume>(body, DecodeResume, true);
       break;
-    default: {
+    case 6: {
       RoundTrip<WrittenKeys>(body, DecodeWrittenKeys, true);
       const std::optional<WrittenKeys> report = DecodeWrittenKeys(body);
       if (report) MergeAsAServer(*report);
+      break;
+    }
+    default: {
+      RoundTrip<PacketRepair>(body, DecodePacketRepair, true);
+      const std::optional<PacketRepair> repair = DecodePacketRepair(body);
+      if (repair) {
+        for (const std::string& packet : repair->packets) {
+          Check(packet.size() <= libra::wire::kMaxMessageBytes);
+        }
+      }
       break;
     }
   }

@@ -493,6 +493,12 @@ void ControlMessageSeeds() {
   Save("hotpath_messages", "written_keys",
        "\x06" + libra::hotpath::Encode(
                     libra::hotpath::WrittenKeys{7, 1, {0x01, 0x03, 0x00, 0x81, 0x01}}));
+  libra::hotpath::PacketRepair packets;
+  packets.epoch = 9;
+  packets.seqs = {0, 3};
+  packets.tail_from = 5;
+  packets.packets = {std::string(32, '\x11'), std::string(20, '\x22')};
+  Save("hotpath_messages", "packet_repair", "\x07" + libra::hotpath::Encode(packets));
 }
 
 void SwitchdSeeds() {

@@ -258,3 +258,34 @@ TEST(HotPathController, ScaleLeavesHeadroomForEveryWorkersSum) {
 
 }  // namespace
 }  // namespace libra::hotpath
+
+namespace libra::hotpath {
+namespace {
+
+// A packet repair: the request (numbers and a tail) and the answer (the
+// packets' bytes) round-trip; every truncation, a trailing byte and a
+// packet longer than any datagram are rejected.
+TEST(HotPathMessages, PacketRepairRoundTripsAndRejectsWhatNoServerSends) {
+  PacketRepair repair;
+  repair.epoch = 12;
+  repair.seqs = {1, 4};
+  repair.tail_from = 9;
+  repair.packets = {std::string("\x01\x02\x03", 3), std::string(200, '\x7f')};
+  const std::string body = Encode(repair);
+  const std::optional<PacketRepair> back = DecodePacketRepair(body);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->epoch, 12u);
+  EXPECT_EQ(back->seqs, repair.seqs);
+  EXPECT_EQ(back->tail_from, 9u);
+  EXPECT_EQ(back->packets, repair.packets);
+  EXPECT_EQ(DecodePacketRepair(Encode(PacketRepair{}))->tail_from, kNoStreamTail);
+
+  for (size_t n = 0; n < body.size(); ++n) EXPECT_FALSE(DecodePacketRepair(body.substr(0, n))) << n;
+  EXPECT_FALSE(DecodePacketRepair(body + "x"));
+  PacketRepair oversized;
+  oversized.packets = {std::string(wire::kMaxMessageBytes + 1, '\0')};
+  EXPECT_FALSE(DecodePacketRepair(Encode(oversized)));
+}
+
+}  // namespace
+}  // namespace libra::hotpath

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "hot/placement.h"
+#include "hotpath/messages/hot_packets.h"
 #include "hotpath/node/engine_clock.h"
 #include "hotpath/server/hot_collector.h"
 #include "hotpath/small_hot_set.h"
@@ -278,6 +279,20 @@ TEST(HotCollectorTail, TheLastUpdateOfAnEpochIsCopiedOnceAfterItsAck) {
   EXPECT_EQ(counters.update_tail_copies, 1u);
   EXPECT_EQ(counters.update_retransmissions, 0u);
   EXPECT_EQ(counters.ignored_packets, 0u);
+
+  // A worker that lost some of the stream's REPLICAs gets the packets as
+  // they were first sent: by number, and from a number on.
+  auto as_string = [](const std::vector<std::uint8_t>& bytes) {
+    return std::string(bytes.begin(), bytes.end());
+  };
+  const std::vector<std::uint32_t> hole = {0};
+  EXPECT_EQ(collector.PublishedPackets(0, hole, kNoStreamTail),
+            std::vector<std::string>{as_string(first.at(0))});
+  EXPECT_EQ(collector.PublishedPackets(0, {}, *last_seq),
+            std::vector<std::string>{as_string(first.at(*last_seq))});
+  EXPECT_EQ(collector.PublishedPackets(0, hole, 0).size(), first.size()) << "each packet once";
+  EXPECT_TRUE(collector.PublishedPackets(1, hole, 0).empty()) << "epoch 1 was never published";
+  EXPECT_EQ(collector.counters().repair_packets_answered, 2 + first.size());
 }
 
 }  // namespace

@@ -204,3 +204,37 @@ TEST(HotReplica, ValuesOfFreeCellsAreCountedNotStored) {
 
 }  // namespace
 }  // namespace libra::hotpath
+
+namespace libra::hotpath {
+namespace {
+
+// What a server would have to resend: the holes below what came, and, while
+// the LAST has not come, everything after the newest packet; a stream of
+// which nothing came is all tail; a complete server lacks nothing.
+TEST(HotReplica, LostPacketsNameTheHolesAndTheTailOfEachIncompleteStream) {
+  const HotSet set = MakeHotSet();
+  HotReplica replica(set, kOwners, 4);
+  auto packets = ValuesFor(set, {1, 2}, {0.5f, 1.5f, 2.5f});
+  replica.Apply(Replica(0, 4, 0), packets[0]);
+  replica.Apply(Replica(0, 4, 2), packets[2]);  // seq 1 lost, LAST not yet come
+  const auto no_tail = kNoStreamTail;
+  EXPECT_EQ(replica.LostPackets(4), (std::vector<StreamLoss>{{0, 4, {1}, 3}, {1, 4, {}, 0}}));
+
+  // Its LAST came: the length is known, only the hole is lost.
+  replica.Apply(Replica(0, 4, 3, true), ValuesFor(set, {1}, {0.5f})[0]);
+  EXPECT_EQ(replica.LostPackets(4), (std::vector<StreamLoss>{{0, 4, {1}, no_tail}, {1, 4, {}, 0}}));
+
+  // Server 1's stream complete, server 0's hole filled: nothing lost.
+  ApplyStream(replica, 1, 4, ValuesFor(set, {3}, {3.5f}));
+  replica.Apply(Replica(0, 4, 1), packets[1]);
+  EXPECT_TRUE(replica.LostPackets(4).empty());
+  EXPECT_EQ(replica.MinEpoch(), 4u);
+
+  // Two epochs behind on server 1: both of its streams are named.
+  ApplyStream(replica, 0, 5, {});
+  ApplyStream(replica, 0, 6, {});
+  EXPECT_EQ(replica.LostPackets(6), (std::vector<StreamLoss>{{1, 5, {}, 0}, {1, 6, {}, 0}}));
+}
+
+}  // namespace
+}  // namespace libra::hotpath

@@ -51,15 +51,28 @@ EncodedPacket Replica(const hot::HotSet& set, std::uint32_t epoch, const std::ve
   return packet;
 }
 
-TEST(HotSenderForgery, AForgedReplicaIsDroppedAndCountedAndTheRealOneThenTaken) {
+// A sender of job kJobId that takes REPLICAs from `fake_switch` and checks
+// them with `key`.
+struct SenderOfJob {
+  static HotSenderOptions Options(const UdpEndpoint& fake_switch, const UpdateKey& key) {
+    HotSenderOptions options;
+    options.job_id = kJobId;
+    options.switch_address = fake_switch;
+    options.update_key = key;
+    return options;
+  }
   const std::shared_ptr<const hot::HotSet> set = MakeHotSet();
   const UpdateKey key = NewUpdateKey();
   net::UdpSocket fake_switch{UdpEndpoint{0x7f000001, 0}};
-  HotSenderOptions options;
-  options.job_id = kJobId;
-  options.switch_address = fake_switch.local();
-  options.update_key = key;
-  HotSender sender(set, options);
+  HotSender sender{set, Options(fake_switch.local(), key)};
+};
+
+TEST(HotSenderForgery, AForgedReplicaIsDroppedAndCountedAndTheRealOneThenTaken) {
+  SenderOfJob job;
+  const std::shared_ptr<const hot::HotSet>& set = job.set;
+  const UpdateKey& key = job.key;
+  net::UdpSocket& fake_switch = job.fake_switch;
+  HotSender& sender = job.sender;
   std::uint64_t sent = 0;
   auto send = [&](const EncodedPacket& packet) {
     ASSERT_TRUE(fake_switch.SendTo(packet.view(), sender.local()));
@@ -104,6 +117,43 @@ TEST(HotSenderForgery, AForgedReplicaIsDroppedAndCountedAndTheRealOneThenTaken) 
   EXPECT_EQ(sender.counters().replica_values, 4u);
   EXPECT_EQ(sender.counters().stale_replica_values, 4u);
   vals.clear();
+  ASSERT_EQ(sender.Pull(kKeys, &vals, &lens, 5s), HotPathStatus::kOk);
+  EXPECT_EQ(vals, real);
+}
+
+}  // namespace
+}  // namespace libra::hotpath
+
+namespace libra::hotpath {
+namespace {
+
+std::string AsUpdateBytes(EncodedPacket packet) {
+  wire::SetType(packet.bytes.data(), wire::MessageType::kUpdate);  // as the server sent it
+  return std::string(reinterpret_cast<const char*>(packet.bytes.data()), packet.length);
+}
+
+// A packet repair brings UPDATEs over the control plane: they pass the same
+// check as REPLICAs from the switch, so a forged one is dropped and counted,
+// and only a genuine UPDATE of this job is taken.
+TEST(HotSenderForgery, RepairPacketsAreTakenOnlyIfTheyVerify) {
+  SenderOfJob job;
+  HotSender& sender = job.sender;
+  const std::vector<float> real = {1, 2, 3, 4};
+  const EncodedPacket genuine = Replica(*job.set, 0, real, job.key);
+  const EncodedPacket forged = Replica(*job.set, 0, {9, 9, 9, 9}, NewUpdateKey());
+  EncodedPacket other_job = genuine;
+  wire::StoreBig32(other_job.bytes.data() + wire::kJobIdAt, kJobId + 1);
+  const std::vector<std::string> packets = {AsUpdateBytes(forged), AsUpdateBytes(other_job),
+                                            std::string("\x01\x02", 2), AsUpdateBytes(genuine)};
+  EXPECT_EQ(sender.ApplyRepairPackets(packets), 1u);
+  const HotSenderCounters counters = sender.counters();
+  EXPECT_EQ(counters.forged_replicas, 1u);
+  EXPECT_EQ(counters.repair_packets, 1u);
+  EXPECT_EQ(counters.replica_values, 4u);
+  EXPECT_EQ(sender.ReplicaEpoch(), 0u);
+  EXPECT_TRUE(sender.MissingReplicaKeys(0).empty());
+  std::vector<float> vals;
+  std::vector<int> lens;
   ASSERT_EQ(sender.Pull(kKeys, &vals, &lens, 5s), HotPathStatus::kOk);
   EXPECT_EQ(vals, real);
 }

@@ -279,6 +279,18 @@ TEST_F(TrainJobTest, LibraUnderPacketLossTrainsTheBitIdenticalModel) {
         lossy ? "loss.json" : "clean.json");
     ASSERT_TRUE(HotPathRan(report));
     fingerprints[lossy] = report.value("model_fingerprint", "");
+    if (!lossy) continue;
+    // Lost REPLICAs were repaired by their packets, and every epoch's end
+    // was sent twice (so that a lost LAST rarely costs the gap timeout).
+    uint64_t repair_packets = 0, tail_copies = 0;
+    for (const nlohmann::json& node : report["nodes"]) {
+      repair_packets += node["hot_path"].value("repair_packets", 0u);
+      tail_copies += node["hot_path"]
+                         .value("collector", nlohmann::json::object())
+                         .value("update_tail_copies", 0u);
+    }
+    EXPECT_GT(repair_packets, 0u) << report.dump();
+    EXPECT_GT(tail_copies, 0u) << report.dump();
   }
   EXPECT_FALSE(fingerprints[0].empty());
   EXPECT_EQ(fingerprints[0], fingerprints[1]);

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "hot/hot_set.h"
+#include "hotpath/messages/hot_packets.h"
 #include "hotpath/messages/update_auth.h"
 #include "ps/range.h"
 #include "wire/switch_job.h"
@@ -98,10 +99,9 @@ struct Repair {
 // a few packets over ZeroMQ instead of every value the server owns. An
 // answer without packets: the server no longer keeps that epoch's stream.
 struct PacketRepair {
-  static constexpr uint32_t kNoTail = 0xffffffffu;
   uint32_t epoch = 0;
   std::vector<uint32_t> seqs;
-  uint32_t tail_from = kNoTail;
+  uint32_t tail_from = kNoStreamTail;
   std::vector<std::string> packets;  // the answer: each one UPDATE's bytes
 };
 

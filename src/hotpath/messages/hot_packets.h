@@ -30,6 +30,10 @@ struct EncodedPacket {
   std::uint32_t seq() const { return wire::SeqOf(bytes.data()); }
 };
 
+// In a request for some packets of an UPDATE stream (a worker's packet
+// repair): no "and every packet from this number on".
+inline constexpr std::uint32_t kNoStreamTail = ~std::uint32_t{0};
+
 // Where each slot of each packet came from: value position in the caller's
 // `vals`, or kNoValue for a hole.
 inline constexpr std::uint32_t kNoValue = ~std::uint32_t{0};

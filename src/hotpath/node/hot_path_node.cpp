@@ -207,7 +207,8 @@ void HotPathNode::OnRequest(const ps::SimpleData& request, int recver, ps::Simpl
         LOG(ERROR) << "libra: answered a malformed REPAIR_PACKETS from node " << request.sender
                    << " without packets";
       }
-      app->Response(request, Encode(PacketRepair{repair ? repair->epoch : 0, {}, 0, {}}));
+      app->Response(request,
+                    Encode(PacketRepair{repair ? repair->epoch : 0, {}, kNoStreamTail, {}}));
       return;
     }
     case kRepair: {
@@ -311,9 +312,10 @@ std::vector<Repair> HotPathNode::RequestRepair(const Repair& request) {
 }
 
 PacketRepair HotPathNode::RequestPackets(int server_rank, const PacketRepair& request) {
-  std::vector<PacketRepair> answers = AskAndWait(
-      kPacketRepair, Encode(request), ps::Postoffice::ServerRankToID(server_rank), &packet_answers_);
-  if (answers.empty()) return PacketRepair{request.epoch, {}, PacketRepair::kNoTail, {}};
+  std::vector<PacketRepair> answers =
+      AskAndWait(kPacketRepair, Encode(request), ps::Postoffice::ServerRankToID(server_rank),
+                 &packet_answers_);
+  if (answers.empty()) return PacketRepair{request.epoch, {}, kNoStreamTail, {}};
   return std::move(answers.front());
 }
 

@@ -174,7 +174,7 @@ class HotCollector {
                      std::span<const float> vals);
 
   // The UPDATE packets of epoch `epoch`'s stream numbered in `seqs`, and
-  // every one from `tail_from` on, as they were first sent (signed, LAST on
+  // every one from `tail_from` on (kNoStreamTail: none), as they were first sent (signed, LAST on
   // the last): what a worker that lost their REPLICAs asks for. Empty when
   // the collector no longer keeps that epoch (it keeps the latest
   // kKeptStreams published). Thread-safe.

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "hot/hot_set.h"
+#include "hotpath/messages/hot_packets.h"
 #include "wire/wire.h"
 
 namespace libra::hotpath {
@@ -31,11 +32,11 @@ namespace libra::hotpath {
 // length, once its LAST came), and, while its LAST has not come, every
 // number from `tail_from` on.
 struct StreamLoss {
-  static constexpr std::uint32_t kNoTail = 0xffffffffu;
   std::uint16_t server = 0;
   std::uint32_t epoch = 0;
   std::vector<std::uint32_t> seqs;
-  std::uint32_t tail_from = kNoTail;
+  std::uint32_t tail_from = kNoStreamTail;
+  friend bool operator==(const StreamLoss&, const StreamLoss&) = default;
 };
 
 class HotReplica {
