@@ -17,7 +17,7 @@ namespace libra::hotpath {
 // unresponsive; the worst case before that report is bounded by
 // ~ initial * 2^k + (max_retries - k) * max_timeout.
 struct RetryPolicy {
-  std::chrono::microseconds initial_timeout{std::chrono::milliseconds(5)};
+  std::chrono::microseconds initial_timeout{std::chrono::milliseconds(2)};
   std::chrono::microseconds max_timeout{std::chrono::milliseconds(400)};
   int max_retries = 12;
 

@@ -228,6 +228,11 @@ struct HotCollector::Impl final : EngineHandler {
   std::map<std::uint32_t, KeyReports> key_reports;
   std::optional<Clock::time_point> ready_since;
   bool WaitingForKeyReports(Clock::time_point now) const;
+  // How long after the last poll to ask again whether next_epoch is READY:
+  // ready_poll while some worker has not said it pushes the epoch (its
+  // WRITTEN_KEYS comes just before its DATA), a few round trips once every
+  // one has (then READY is due, and a lost one costs this, not ready_poll).
+  Clock::duration PollInterval() const;
 
   RetryClock retry;
   HotCollectorCounters counters;
@@ -299,7 +304,7 @@ Clock::time_point HotCollector::Impl::Progress(Clock::time_point now, net::SendQ
   } else if (ready_since) {
     deadline = std::min(deadline, *ready_since + options.written_keys_grace);
   } else if (!full_plan.packets.empty()) {
-    deadline = std::min(deadline, last_poll + options.ready_poll);
+    deadline = std::min(deadline, last_poll + PollInterval());
   }
   for (const PendingUpdate& update : updates) {
     if (!update.sent) break;
@@ -541,6 +546,17 @@ bool HotCollector::Impl::WaitingForKeyReports(Clock::time_point now) const {
   return ready_since && now < *ready_since + options.written_keys_grace;
 }
 
+Clock::duration HotCollector::Impl::PollInterval() const {
+  const auto reports = key_reports.find(next_epoch);
+  if (options.written_keys_grace.count() == 0 || reports == key_reports.end() ||
+      reports->second.workers < options.num_workers) {
+    return options.ready_poll;
+  }
+  constexpr Clock::duration kShortest = std::chrono::milliseconds(2);
+  return std::min<Clock::duration>(options.ready_poll,
+                                   std::max<Clock::duration>(kShortest, 4 * retry.smoothed_rtt()));
+}
+
 void HotCollector::Impl::Finish(HotPathStatus status) {
   CollectedEpoch epoch;
   epoch.epoch = next_epoch;
@@ -583,7 +599,7 @@ void HotCollector::Impl::Collect(Clock::time_point now, net::SendQueue& out) {
       // No worker wrote any of this server's rows: on to the next epoch.
       if (!collecting) return Collect(now, out);
     } else {
-      if (now < last_poll + options.ready_poll) return;
+      if (now < last_poll + PollInterval()) return;
       // Ask with the first packet of the full plan: NOT_READY, or READY and
       // values (not taken) if READY was lost.
       full_plan.packets[0].SetEpoch(next_epoch);

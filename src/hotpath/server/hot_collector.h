@@ -68,7 +68,10 @@ struct HotCollectorOptions {
   RetryPolicy retry;
   // With no READY for the next epoch this long, one COLLECT asks whether it
   // is complete (a lost READY costs this much, never the epoch). An answer
-  // NOT_READY is asked again after the same interval.
+  // NOT_READY is asked again after the same interval. Once every worker has
+  // reported the keys it writes in the epoch (written_keys_grace > 0), READY
+  // is due: then the interval is four round trips to the switch (at least
+  // 2 ms, at most this).
   std::chrono::milliseconds ready_poll{20};
   // Reading every cell (the plan of an epoch some worker did not report):
   // read whole rows (COLLECT flagged ROW) when this server's values occupy
