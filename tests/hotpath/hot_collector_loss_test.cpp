@@ -15,6 +15,7 @@
 
 #include "hot/placement.h"
 #include "hotpath/messages/hot_packets.h"
+#include "hotpath/messages/written_keys.h"
 #include "hotpath/node/engine_clock.h"
 #include "hotpath/server/hot_collector.h"
 #include "hotpath/small_hot_set.h"
@@ -216,20 +217,31 @@ TEST(HotCollectorLoss, ResultsQueuedPastTheTimeoutCostResendsOfTheOldestOnly) {
 namespace libra::hotpath {
 namespace {
 
+// Server 0 owns every key of the hot set.
+std::vector<hot::Key> AllKeysSorted(const hot::HotSet& hot_set) {
+  std::vector<hot::Key> owned;
+  for (const hot::HotKey& key : hot_set.keys()) owned.push_back(key.key);
+  std::sort(owned.begin(), owned.end());
+  return owned;
+}
+
+HotCollectorOptions ServerZeroOf(const UdpEndpoint& fake_switch) {
+  HotCollectorOptions options;
+  options.job_id = kJobId;
+  options.server_id = 0;
+  options.switch_address = fake_switch;
+  return options;
+}
+
 // Once the switch has ACKed an epoch's LAST UPDATE, the collector sends one
 // copy of it (flagged RETRANSMISSION, payload unchanged): a worker that lost
 // the first REPLICA of the LAST still learns its stream is over. The copy's
 // ACK is expected, not ignored; nothing else is sent twice.
 TEST(HotCollectorTail, TheLastUpdateOfAnEpochIsCopiedOnceAfterItsAck) {
   const auto hot_set = MakeHotSet();
-  std::vector<hot::Key> owned;
-  for (const hot::HotKey& key : hot_set->keys()) owned.push_back(key.key);
-  std::sort(owned.begin(), owned.end());
+  const std::vector<hot::Key> owned = AllKeysSorted(*hot_set);
   net::UdpSocket fake_switch{UdpEndpoint{0x7f000001, 0}};
-  HotCollectorOptions options;
-  options.job_id = kJobId;
-  options.server_id = 0;
-  options.switch_address = fake_switch.local();
+  HotCollectorOptions options = ServerZeroOf(fake_switch.local());
   options.retry.initial_timeout = 10s;  // no resend can come from a timer
   options.retry.max_timeout = 10s;
   options.ready_poll = 10s;  // no READY poll either
@@ -293,6 +305,55 @@ TEST(HotCollectorTail, TheLastUpdateOfAnEpochIsCopiedOnceAfterItsAck) {
   EXPECT_EQ(collector.PublishedPackets(0, hole, 0).size(), first.size()) << "each packet once";
   EXPECT_TRUE(collector.PublishedPackets(1, hole, 0).empty()) << "epoch 1 was never published";
   EXPECT_EQ(collector.counters().repair_packets_answered, 2 + first.size());
+}
+
+// A lost READY costs a poll interval. While some worker has not said it
+// pushes the epoch (WRITTEN_KEYS), that is ready_poll; once every one has,
+// READY is due and the collector asks after a few round trips (2 ms here,
+// with no round trip measured yet), on its own clock.
+TEST(HotCollectorTail, OnceEveryWorkerReportedTheEpochALostReadyIsAskedForSoon) {
+  const auto hot_set = MakeHotSet();
+  std::vector<hot::Key> owned;
+  for (const hot::HotKey& key : hot_set->keys()) owned.push_back(key.key);
+  std::sort(owned.begin(), owned.end());
+  net::UdpSocket fake_switch{UdpEndpoint{0x7f000001, 0}};
+  ManualEngineClock clock;
+  HotCollectorOptions options;
+  options.job_id = kJobId;
+  options.server_id = 0;
+  options.switch_address = fake_switch.local();
+  options.num_workers = 2;
+  options.written_keys_grace = 50ms;
+  options.ready_poll = 10s;
+  options.clock = &clock;
+  HotCollector collector(hot_set, owned, options, [](CollectedEpoch) {});
+  const std::vector<std::uint32_t> first_key = {0};
+  const std::vector<std::uint8_t> key_set =
+      EncodeKeySet(first_key, static_cast<std::uint32_t>(owned.size()));
+  auto next_poll = [&](int wait_ms) -> std::optional<wire::Header> {
+    std::array<std::uint8_t, wire::kMaxMessageBytes + 64> buffer{};
+    UdpEndpoint from;
+    const int n = fake_switch.ReceiveFrom(buffer, &from, wait_ms);
+    if (n <= 0) return std::nullopt;
+    wire::Header header;
+    EXPECT_EQ(wire::DecodeHeader(std::span(buffer.data(), static_cast<std::size_t>(n)), &header),
+              wire::DecodeError::kNone);
+    return header;
+  };
+
+  collector.AddWrittenKeys(0, 0, key_set);
+  clock.Advance(5ms);
+  EXPECT_FALSE(next_poll(100)) << "one worker of two has reported: ready_poll (10 s) holds";
+  EXPECT_EQ(collector.counters().ready_polls, 0u);
+
+  collector.AddWrittenKeys(0, 1, key_set);
+  clock.Advance(5ms);
+  const std::optional<wire::Header> poll = next_poll(5000);
+  ASSERT_TRUE(poll);
+  EXPECT_EQ(poll->type, wire::MessageType::kCollect);
+  EXPECT_EQ(poll->epoch, 0u);
+  EXPECT_EQ(poll->seq & kCollectSeqPacketMask, kCollectPollPacket);
+  EXPECT_EQ(collector.counters().ready_polls, 1u);
 }
 
 }  // namespace

@@ -356,7 +356,7 @@ void HotCollector::Impl::HandleUpdateAck(const wire::Header& ack) {
   const auto copy = std::find(tail_copies_sent.begin(), tail_copies_sent.end(),
                               std::make_pair(ack.epoch, ack.seq));
   if (copy != tail_copies_sent.end()) return;  // the switch took a tail copy
-  loop.CountIgnored();  // a late ACK of a resend, or not ours
+  loop.CountIgnored();                         // a late ACK of a resend, or not ours
 }
 
 // UPDATEs go out as ACKs come back, at most `update_window` unACKed; one
@@ -741,7 +741,8 @@ void HotCollector::PublishUpdate(std::uint32_t epoch, std::span<const hot::Key> 
     }
     impl.counters.update_packets += packets.size();
     impl.kept_streams[epoch] = std::move(packets);
-    while (impl.kept_streams.size() > kKeptStreams) impl.kept_streams.erase(impl.kept_streams.begin());
+    while (impl.kept_streams.size() > kKeptStreams)
+      impl.kept_streams.erase(impl.kept_streams.begin());
   }
   impl.loop.Wake();
 }
