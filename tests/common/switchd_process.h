@@ -50,6 +50,12 @@ class SwitchdProcess {
   SwitchdProcess(const SwitchdProcess&) = delete;
   SwitchdProcess& operator=(const SwitchdProcess&) = delete;
 
+  // The control address as host:port (as --control and --switch-control
+  // take it), without the ZeroMQ scheme `control` carries.
+  std::string control_host_port() const {
+    return control.starts_with("tcp://") ? control.substr(6) : control;
+  }
+
   // Stops it with `signal`; returns its exit status (128 + signal when killed).
   int Stop(int signal = SIGTERM) {
     if (pid_ <= 0) return -1;

@@ -7,10 +7,12 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <memory>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/run_command.h"
@@ -163,6 +165,25 @@ TEST(HotPathCustomersAsWorkersFallback, EachCustomerFallsBackWhenTheSwitchDies) 
   std::ostringstream output;
   EXPECT_EQ(RunCustomersAsWorkers(sw, HotCustomersCase{2, 2, 2}, "hot-dies", &output), 0)
       << output.str();
+}
+
+// The switch dies at hot epoch 10 and another is started at once in its
+// place: every customer's own path falls back, the controller resumes each
+// of them on the new switch (every customer waits for that before its later
+// pushes), and the sums stay exact.
+TEST(HotPathCustomersAsWorkersFallback, EachCustomerResumesWhenTheSwitchIsBack) {
+  libra::test_support::SwitchdProcess sw({"--die-at-epoch", "10"});
+  std::unique_ptr<libra::test_support::SwitchdProcess> again;
+  std::thread restarter([&] {
+    if (sw.WaitForExit(60) < 0) return;  // the job's checks say what went wrong
+    again = std::make_unique<libra::test_support::SwitchdProcess>(
+        std::vector<std::string>{}, sw.data.ToString(), sw.control_host_port());
+  });
+  std::ostringstream output;
+  const int status = RunCustomersAsWorkers(sw, HotCustomersCase{2, 2, 2}, "hot-restart", &output);
+  restarter.join();
+  EXPECT_TRUE(again) << "the switch did not die at epoch 10\n" << output.str();
+  EXPECT_EQ(status, 0) << output.str();
 }
 
 // Without a reachable switch the controller says why and the job runs on the

@@ -12,8 +12,12 @@
 // cold), and each server that it applied every hot epoch. With `hot-dies`
 // (the switch dies during the hot epochs and stays dead) each customer's
 // worker and each server also fell back to the servers' sums exactly once.
-// Usage: multi_worker_program CUSTOMERS [hot|hot-dies]. A failed check exits
-// non-zero.
+// With `hot-restart` (the switch dies, and another is started in its place)
+// each customer, after its first pushes, waits until the hot path has
+// resumed, and its later pushes go through the new switch.
+// Usage: multi_worker_program CUSTOMERS [hot|hot-dies|hot-restart]. A failed
+// check exits non-zero.
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <set>
@@ -62,14 +66,24 @@ nlohmann::json OwnWorkerReport(int customer_id, int customers) {
 // 2 * kRepeat pushes but the shared one), the shared keys (never pushed
 // before K) cold; through its own sender, or (`switch_dies`) through its
 // sender until the switch died, then to the servers after one fallback.
-void CheckHotPath(int customer_id, int customers, bool switch_dies) {
+enum class SwitchFate { kLives, kDies, kRestarts };
+
+void CheckHotPath(int customer_id, int customers, SwitchFate fate) {
   const int hot_epochs = kPushes - SampleEpochs();
   const nlohmann::json mine = OwnWorkerReport(customer_id, customers);
   CHECK_EQ(mine.at("epochs_hot").get<int>(), hot_epochs) << mine.dump();
   CHECK_EQ(mine.at("hot_values_pushed").get<int>(), kNumKeys * (hot_epochs - 1)) << mine.dump();
   CHECK_EQ(mine.at("cold_values_pushed").get<int>(), kNumKeys) << mine.dump();
-  CHECK_EQ(mine.at("fallback").at("fallbacks").get<int>(), switch_dies ? 1 : 0) << mine.dump();
-  if (switch_dies) {
+  CHECK_EQ(mine.at("fallback").at("fallbacks").get<int>(), fate == SwitchFate::kLives ? 0 : 1)
+      << mine.dump();
+  CHECK_EQ(mine.at("fallback").at("resumes").get<int>(), fate == SwitchFate::kRestarts ? 1 : 0)
+      << mine.dump();
+  if (fate == SwitchFate::kRestarts) {
+    // The sender of the resumed hot path carried the pushes after the wait.
+    CHECK_GE(mine.at("sender").at("epochs_acked").get<int>(), kRepeat) << mine.dump();
+    return;
+  }
+  if (fate == SwitchFate::kDies) {
     CHECK_GT(mine.at("fallback").at("epochs_to_servers").get<int>(), 0) << mine.dump();
     return;
   }
@@ -77,7 +91,20 @@ void CheckHotPath(int customer_id, int customers, bool switch_dies) {
   CHECK_GT(mine.at("sender").at("replica_values").get<int>(), 0) << mine.dump();
 }
 
-void RunWorker(int customer_id, int customers, bool hot, bool switch_dies) {
+// Waits (at most 60 s) until this customer's worker path has been told to
+// resume the hot path (the RESUME came; its next push goes to the new
+// switch), or has resumed (the RESUME came while it still pushed).
+void WaitForResume(int customer_id, int customers) {
+  for (int waited_ms = 0;; waited_ms += 10) {
+    const nlohmann::json mine = OwnWorkerReport(customer_id, customers);
+    const nlohmann::json& fallback = mine.at("fallback");
+    if (fallback.at("resume_pending").get<bool>() || fallback.at("resumes").get<int>() > 0) return;
+    CHECK_LT(waited_ms, 60000) << "the hot path did not resume: " << mine.dump();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+void RunWorker(int customer_id, int customers, bool hot, SwitchFate fate) {
   Start(customer_id);
   CHECK_EQ(NumWorkers() % customers, 0) << "DMLC_NUM_WORKER counts every customer";
   KVWorker<float> kv(0, customer_id);
@@ -94,6 +121,7 @@ void RunWorker(int customer_id, int customers, bool hot, bool switch_dies) {
   for (int r = 0; r < kRepeat; ++r) ts.push_back(kv.Push(keys, vals));
   for (int t : ts) kv.Wait(t);
   kv.Wait(kv.Push(shared, std::vector<float>(shared.size(), 1.0f)));
+  if (fate == SwitchFate::kRestarts) WaitForResume(customer_id, customers);
 
   std::vector<float> pulled;
   kv.Wait(kv.Pull(keys, &pulled));
@@ -109,7 +137,7 @@ void RunWorker(int customer_id, int customers, bool hot, bool switch_dies) {
   Postoffice::Get()->Barrier(customer_id, kWorkerGroup);
   kv.Wait(kv.Pull(shared, &pulled));
   for (float v : pulled) CHECK_EQ(v, static_cast<float>(NumWorkers()));
-  if (hot) CheckHotPath(customer_id, customers, switch_dies);
+  if (hot) CheckHotPath(customer_id, customers, fate);
   Finalize(customer_id, true);
 }
 
@@ -117,15 +145,16 @@ void RunWorker(int customer_id, int customers, bool hot, bool switch_dies) {
 
 int main(int argc, char** argv) {
   const int customers = argc > 1 ? std::atoi(argv[1]) : 2;
-  CHECK_GT(customers, 0) << "usage: multi_worker_program CUSTOMERS [hot|hot-dies]";
+  CHECK_GT(customers, 0) << "usage: multi_worker_program CUSTOMERS [hot|hot-dies|hot-restart]";
   const std::string mode = argc > 2 ? argv[2] : "";
-  const bool switch_dies = mode == "hot-dies";
-  const bool hot = mode == "hot" || switch_dies;
+  const SwitchFate fate = mode == "hot-dies"      ? SwitchFate::kDies
+                          : mode == "hot-restart" ? SwitchFate::kRestarts
+                                                  : SwitchFate::kLives;
+  const bool hot = mode == "hot" || fate != SwitchFate::kLives;
   const char* role = std::getenv("DMLC_ROLE");
   if (role != nullptr && std::string(role) == "worker") {
     std::vector<std::thread> threads;
-    for (int c = 0; c < customers; ++c)
-      threads.emplace_back(RunWorker, c, customers, hot, switch_dies);
+    for (int c = 0; c < customers; ++c) threads.emplace_back(RunWorker, c, customers, hot, fate);
     for (std::thread& t : threads) t.join();
     return 0;
   }
@@ -141,7 +170,9 @@ int main(int argc, char** argv) {
     // every hot epoch, each the sum of all workers' pushes from the switch.
     const nlohmann::json report = libra::hotpath::NodeReport();
     CHECK_EQ(report.at("epochs_collected").get<int>(), kPushes - SampleEpochs()) << report.dump();
-    CHECK_EQ(report.at("fallback").at("fallbacks").get<int>(), switch_dies ? 1 : 0)
+    CHECK_EQ(report.at("fallback").at("fallbacks").get<int>(), fate == SwitchFate::kLives ? 0 : 1)
+        << report.dump();
+    CHECK_EQ(report.at("fallback").at("resumes").get<int>(), fate == SwitchFate::kRestarts ? 1 : 0)
         << report.dump();
   }
   delete server;

@@ -37,13 +37,6 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
-// The control address as `--switch-control` takes it.
-std::string ControlAddress(const SwitchdProcess& sw) {
-  std::string control = sw.control;
-  if (control.starts_with("tcp://")) control.erase(0, 6);
-  return control;
-}
-
 // A `libra train` job running in the background, its output in a file.
 class TrainJob {
  public:
@@ -145,7 +138,7 @@ class SwitchFailureTest : public ::testing::Test {
   static std::string Args(const SwitchdProcess& sw, const std::string& report,
                           const std::string& flags = kFlags) {
     return "train --data " + data_ + " " + flags + " --capacity 0 --switch " + sw.data.ToString() +
-           " --switch-control " + ControlAddress(sw) + " --json " + File(report);
+           " --switch-control " + sw.control_host_port() + " --json " + File(report);
   }
   static nlohmann::json ReadReport(const std::string& name) {
     return nlohmann::json::parse(ReadFile(File(name)), nullptr, false);
@@ -172,7 +165,7 @@ class SwitchFailureTest : public ::testing::Test {
     std::unique_ptr<SwitchdProcess> again;
     auto start_again = [&] {
       again = std::make_unique<SwitchdProcess>(std::vector<std::string>{}, sw.data.ToString(),
-                                               ControlAddress(sw));
+                                               sw.control_host_port());
     };
     if (restart == Restart::kAtOnce) start_again();
     if (restart == Restart::kLater) {

@@ -635,6 +635,8 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
         {"fallback",
          {{"fallbacks", fallbacks_},
           {"resumes", resumes_},
+          // Told to resume (RESUME came): its next push goes to the switch.
+          {"resume_pending", resume_.has_value()},
           {"epochs_resent", epochs_resent_},
           {"epochs_to_servers", epochs_to_servers_},
           {"reads_from_servers", reads_from_servers_.load()}}}};
@@ -707,7 +709,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
   std::atomic<uint64_t> packet_repairs_{0};        // gaps repaired by their lost packets
   std::atomic<uint64_t> repair_packets_{0};        // ... the packets taken
   std::atomic<uint64_t> packet_repair_micros_{0};  // ... asking for them, summed
-  std::atomic<uint64_t> repair_micros_{0};  // asking the servers for a gap's values, summed
+  std::atomic<uint64_t> repair_micros_{0};         // asking the servers for a gap's values, summed
 
   ps::ThreadsafeQueue<std::optional<Task>> tasks_;
   std::mutex drain_mu_;
