@@ -303,8 +303,11 @@ TEST(HotCollectorTail, TheLastUpdateOfAnEpochIsCopiedOnceAfterItsAck) {
   EXPECT_EQ(collector.PublishedPackets(0, {}, *last_seq),
             std::vector<std::string>{as_string(first.at(*last_seq))});
   EXPECT_EQ(collector.PublishedPackets(0, hole, 0).size(), first.size()) << "each packet once";
+  const std::vector<std::uint32_t> repeated(1000, 0);
+  EXPECT_EQ(collector.PublishedPackets(0, repeated, kNoStreamTail).size(), 1u)
+      << "a repeated number is answered once";
   EXPECT_TRUE(collector.PublishedPackets(1, hole, 0).empty()) << "epoch 1 was never published";
-  EXPECT_EQ(collector.counters().repair_packets_answered, 2 + first.size());
+  EXPECT_EQ(collector.counters().repair_packets_answered, 3 + first.size());
 }
 
 // A lost READY costs a poll interval. While some worker has not said it

@@ -756,14 +756,18 @@ std::vector<std::string> HotCollector::PublishedPackets(std::uint32_t epoch,
   const auto stream = impl.kept_streams.find(epoch);
   if (stream == impl.kept_streams.end()) return out;
   const std::vector<EncodedPacket>& packets = stream->second;
-  auto add = [&](std::uint32_t seq) {
+  // Each packet at most once, in stream order, however the request repeats
+  // numbers: the answer is never larger than the stream.
+  std::vector<bool> wanted(packets.size(), false);
+  for (const std::uint32_t seq : seqs) {
+    if (seq < packets.size()) wanted[seq] = true;
+  }
+  for (std::uint32_t seq = tail_from; seq < packets.size(); ++seq) wanted[seq] = true;
+  for (std::uint32_t seq = 0; seq < packets.size(); ++seq) {
+    if (!wanted[seq]) continue;
     const std::span<const std::uint8_t> bytes = packets[seq].view();
     out.emplace_back(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-  };
-  for (const std::uint32_t seq : seqs) {
-    if (seq < packets.size() && seq < tail_from) add(seq);
   }
-  for (std::uint32_t seq = tail_from; seq < packets.size(); ++seq) add(seq);
   impl.counters.repair_packets_answered += out.size();
   return out;
 }

@@ -177,10 +177,11 @@ class HotCollector {
                      std::span<const float> vals);
 
   // The UPDATE packets of epoch `epoch`'s stream numbered in `seqs`, and
-  // every one from `tail_from` on (kNoStreamTail: none), as they were first sent (signed, LAST on
-  // the last): what a worker that lost their REPLICAs asks for. Empty when
-  // the collector no longer keeps that epoch (it keeps the latest
-  // kKeptStreams published). Thread-safe.
+  // every one from `tail_from` on (kNoStreamTail: none), as they were first
+  // sent (signed, LAST on the last): what a worker that lost their REPLICAs
+  // asks for. Each packet at most once, in stream order, however often the
+  // request names it. Empty when the collector no longer keeps that epoch
+  // (it keeps the latest kKeptStreams published). Thread-safe.
   static constexpr std::size_t kKeptStreams = 8;
   std::vector<std::string> PublishedPackets(std::uint32_t epoch,
                                             std::span<const std::uint32_t> seqs,
