@@ -16,9 +16,7 @@ namespace {
 
 using test_support::CommandResult;
 
-CommandResult RunLibra(const std::string& args) {
-  return test_support::RunCommand(std::string(LIBRA_BIN) + " " + args);
-}
+using test_support::RunLibra;
 
 TEST(BenchDataplaneCommand, EachTrafficWritesAReportWhoseCountsAddUp) {
   for (const std::string traffic : {"one-row", "scattered", "pushes"}) {

@@ -26,6 +26,14 @@ inline CommandResult RunCommand(const std::string& command) {
   return result;
 }
 
+#ifdef LIBRA_BIN
+// `libra ARGS`, the binary under test (LIBRA_BIN, set by
+// libra_multiprocess_test), as a user types it.
+inline CommandResult RunLibra(const std::string& args) {
+  return RunCommand(std::string(LIBRA_BIN) + " " + args);
+}
+#endif
+
 inline int CountOccurrences(const std::string& text, const std::string& word) {
   int count = 0;
   for (size_t pos = text.find(word); pos != std::string::npos; pos = text.find(word, pos + 1)) {

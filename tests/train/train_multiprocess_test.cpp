@@ -37,9 +37,7 @@ namespace {
 
 using libra::test_support::CommandResult;
 
-CommandResult RunLibra(const std::string& args) {
-  return libra::test_support::RunCommand(std::string(LIBRA_BIN) + " " + args);
-}
+using libra::test_support::RunLibra;
 
 nlohmann::json ReadJson(const std::string& path) {
   std::ifstream in(path);

@@ -32,9 +32,7 @@ using libra::test_support::CommandResult;
 using Clock = std::chrono::steady_clock;
 namespace fs = std::filesystem;
 
-CommandResult RunLibra(const std::string& args) {
-  return libra::test_support::RunCommand(std::string(LIBRA_BIN) + " " + args);
-}
+using libra::test_support::RunLibra;
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);

@@ -5,7 +5,12 @@
 // binary with the same flags (they see DMLC_ROLE and act as nodes). The
 // worker times each operation `--repeat` times and reports the median. It
 // runs twice: over TCP, and with DMLC_LOCAL=1 (Unix-domain sockets between
-// processes of one machine, as PS-lite's DMLC_LOCAL does).
+// processes of one machine, as PS-lite's DMLC_LOCAL does). With `--switch
+// CAPACITY,...` it runs again over TCP through a local switchd for each
+// capacity (`auto`: the cost model's set, maybe none; a number of cells, 0:
+// the whole switch), sampling the first push, and reports each median
+// against the TCP run's (`ratio_to_tcp`): what a PS-lite program that pushes
+// and pulls the same keys in a loop pays for the switch.
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,12 +19,19 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "commands.h"
 #include "launch/launcher.h"
 #include "ps/ps.h"
+#include "train/libra_options.h"
+#include "train/local_switchd.h"
 
 namespace libra::tool {
 
@@ -29,7 +41,8 @@ struct BenchKvFlags {
   uint64_t keys = 10'000'000;
   int repeat = 5;
   std::string json_path;
-  std::string node_json_path;  // where the worker node writes its figures
+  std::string node_json_path;                  // where the worker node writes its figures
+  std::vector<std::string> switch_capacities;  // a run through a local switchd for each
 };
 
 // Keeps one float per key 0..n-1; push adds, pull copies out (the response
@@ -130,9 +143,11 @@ int RunBenchKv(const BenchKvFlags& flags) {
   report["repeat"] = flags.repeat;
   report["servers"] = 1;
   report["workers"] = 1;
-  for (const char* transport : {"tcp", "ipc"}) {
+  const std::string binary(self, n);
+  // One job of the benchmark's nodes; `env` says how they talk.
+  auto run_job = [&](const std::string& name, std::map<std::string, std::string> env) {
     LocalJob job;
-    job.command = {std::string(self, n),
+    job.command = {binary,
                    "bench",
                    "kv",
                    "--keys",
@@ -141,24 +156,64 @@ int RunBenchKv(const BenchKvFlags& flags) {
                    std::to_string(flags.repeat),
                    "--node-json",
                    node_json};
-    job.env["DMLC_LOCAL"] = std::string(transport) == "ipc" ? "1" : "0";
+    job.env = std::move(env);
     int status = RunProcesses(LocalJobProcesses(job), 600);
     if (status != 0) return status;
     std::ifstream in(node_json);
-    report[transport] = nlohmann::json::parse(in);
+    report[name] = nlohmann::json::parse(in);
     std::remove(node_json.c_str());
+    return 0;
+  };
+  std::vector<std::string> runs = {"tcp", "ipc"};
+  for (const char* transport : {"tcp", "ipc"}) {
+    const bool ipc = std::string(transport) == "ipc";
+    if (int status = run_job(transport, {{"DMLC_LOCAL", ipc ? "1" : "0"}})) {
+      return status;
+    }
+  }
+  for (const std::string& capacity : flags.switch_capacities) {
+    const std::string name = "switch_" + capacity;
+    std::optional<train::LocalSwitchd> switchd;
+    train::LocalSwitchdOptions quiet;
+    quiet.echo = false;
+    try {
+      switchd.emplace(binary, quiet);
+    } catch (const std::exception& e) {
+      std::cerr << "bench kv: cannot start the local switch: " << e.what() << "\n";
+      return 1;
+    }
+    const int status =
+        run_job(name, {{"DMLC_LOCAL", "0"},
+                       {"LIBRA_SWITCH", switchd->data_address()},
+                       {"LIBRA_SWITCH_CONTROL", switchd->control_address()},
+                       {"LIBRA_CAPACITY", capacity},
+                       {"LIBRA_SAMPLE_EPOCHS", "1"},
+                       {"LIBRA_SHARED_CORES",
+                        std::to_string(std::max(1u, std::thread::hardware_concurrency()))}});
+    if (status != 0) return status;
+    for (const char* op : {"push", "pull", "pushpull"}) {
+      report[name][op]["ratio_to_tcp"] = report[name][op]["median_ms"].get<double>() /
+                                         report["tcp"][op]["median_ms"].get<double>();
+    }
+    report[name]["capacity"] = capacity;
+    runs.push_back(name);
   }
 
-  std::cout << std::left << std::setw(10) << "transport" << std::setw(10) << "op" << std::right
-            << std::setw(12) << "median ms" << std::setw(12) << "MB/s"
+  std::cout << std::left << std::setw(14) << "run" << std::setw(10) << "op" << std::right
+            << std::setw(12) << "median ms" << std::setw(12) << "MB/s" << std::setw(14)
+            << "against tcp"
             << "\n";
-  for (const char* transport : {"tcp", "ipc"}) {
+  for (const std::string& run : runs) {
     for (const char* op : {"push", "pull", "pushpull"}) {
-      const auto& r = report[transport][op];
-      std::cout << std::left << std::setw(10) << transport << std::setw(10) << op << std::right
+      const auto& r = report[run][op];
+      std::cout << std::left << std::setw(14) << run << std::setw(10) << op << std::right
                 << std::fixed << std::setprecision(1) << std::setw(12)
-                << r["median_ms"].get<double>() << std::setw(12) << r["mb_per_s"].get<double>()
-                << "\n";
+                << r["median_ms"].get<double>() << std::setw(12) << r["mb_per_s"].get<double>();
+      if (r.contains("ratio_to_tcp")) {
+        std::cout << std::setw(13) << std::setprecision(2) << r["ratio_to_tcp"].get<double>()
+                  << "x";
+      }
+      std::cout << "\n";
     }
   }
   if (!flags.json_path.empty()) {
@@ -178,6 +233,18 @@ void AddBenchKvCommand(CLI::App& bench, Runner& run) {
   sub->add_option("--repeat", flags->repeat, "runs per operation (median)")
       ->check(CLI::Range(1, 100));
   sub->add_option("--json", flags->json_path, "write the report here");
+  sub->add_option("--switch", flags->switch_capacities,
+                  "also run through a local switchd with each hot-set capacity (auto, or a "
+                  "number of switch cells, 0: the whole switch), e.g. --switch auto,0")
+      ->delimiter(',')
+      ->check([](const std::string& capacity) {
+        try {
+          train::CheckCapacity(capacity);
+          return std::string();
+        } catch (const std::invalid_argument&) {
+          return "a capacity is 'auto' or a number of switch cells, not '" + capacity + "'";
+        }
+      });
   sub->add_option("--node-json", flags->node_json_path)->group("");  // internal
   sub->callback([&run, flags] { run = [flags] { return RunBenchKv(*flags); }; });
 }
