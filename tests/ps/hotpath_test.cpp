@@ -17,6 +17,7 @@
 
 #include "common/run_command.h"
 #include "common/switchd_process.h"
+#include "customers_job.h"
 #include "launch/launcher.h"
 
 namespace {
@@ -111,35 +112,21 @@ TEST(HotPathSampling, EveryNodeSwitchesAtTheSameEpoch) {
 // customer checks its exact sums (multi_worker_program.cpp) and, in its
 // node's report, that its own worker path (its rank, sender and replica)
 // carried all its hot epochs; every server that it applied all of them.
-struct HotCustomersCase {
-  int servers;
-  int worker_processes;
-  int customers;
-};
+using libra::test_support::CustomersCase;
 
-class HotPathCustomersAsWorkers : public testing::TestWithParam<HotCustomersCase> {};
+class HotPathCustomersAsWorkers : public testing::TestWithParam<CustomersCase> {};
 
 // Runs multi_worker_program CUSTOMERS `mode` through `sw`, sampling the
 // first 2 pushes, with every sampled key hot; the job's exit status.
-int RunCustomersAsWorkers(const libra::test_support::SwitchdProcess& sw, const HotCustomersCase& c,
+int RunCustomersAsWorkers(const libra::test_support::SwitchdProcess& sw, const CustomersCase& c,
                           const std::string& mode, std::ostringstream* output) {
-  libra::LocalJob job;
-  job.num_servers = c.servers;
-  job.num_workers = c.worker_processes;
-  job.command = {MULTI_WORKER_PROGRAM, std::to_string(c.customers), mode};
-  std::vector<libra::ProcessSpec> processes = libra::LocalJobProcesses(job);
-  for (libra::ProcessSpec& p : processes) {
-    p.env["DMLC_NUM_WORKER"] = std::to_string(c.worker_processes * c.customers);
-    p.env["PS_START_TIMEOUT"] = "20";
-    p.env["LIBRA_SWITCH"] = sw.data.ToString();
-    p.env["LIBRA_SWITCH_CONTROL"] = sw.control;
-    p.env["LIBRA_SAMPLE_EPOCHS"] = "2";
-    p.env["LIBRA_CAPACITY"] = "0";  // the whole switch: every sampled key is hot
-  }
-  libra::RunOptions options;
-  options.timeout_s = 60;
-  options.output = output;
-  return libra::RunProcesses(processes, options, nullptr);
+  return libra::test_support::RunCustomersJob(
+      c, {mode},
+      {{"LIBRA_SWITCH", sw.data.ToString()},
+       {"LIBRA_SWITCH_CONTROL", sw.control},
+       {"LIBRA_SAMPLE_EPOCHS", "2"},
+       {"LIBRA_CAPACITY", "0"}},  // the whole switch: every sampled key is hot
+      output);
 }
 
 TEST_P(HotPathCustomersAsWorkers, EachCustomerHasItsOwnHotPath) {
@@ -149,13 +136,9 @@ TEST_P(HotPathCustomersAsWorkers, EachCustomerHasItsOwnHotPath) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Libra, HotPathCustomersAsWorkers,
-                         testing::Values(HotCustomersCase{1, 1, 2}, HotCustomersCase{2, 1, 2},
-                                         HotCustomersCase{2, 2, 2}, HotCustomersCase{1, 2, 1}),
-                         [](const testing::TestParamInfo<HotCustomersCase>& info) {
-                           return std::to_string(info.param.servers) + "s" +
-                                  std::to_string(info.param.worker_processes) + "x" +
-                                  std::to_string(info.param.customers) + "w";
-                         });
+                         testing::Values(CustomersCase{1, 1, 2}, CustomersCase{2, 1, 2},
+                                         CustomersCase{2, 2, 2}, CustomersCase{1, 2, 1}),
+                         libra::test_support::CustomersCaseName);
 
 // The switch dies at hot epoch 10 and stays dead: the SWITCH_DOWN the
 // controller sends to every worker id reaches each customer's own path,
@@ -163,7 +146,7 @@ INSTANTIATE_TEST_SUITE_P(Libra, HotPathCustomersAsWorkers,
 TEST(HotPathCustomersAsWorkersFallback, EachCustomerFallsBackWhenTheSwitchDies) {
   libra::test_support::SwitchdProcess sw({"--die-at-epoch", "10"});
   std::ostringstream output;
-  EXPECT_EQ(RunCustomersAsWorkers(sw, HotCustomersCase{2, 2, 2}, "hot-dies", &output), 0)
+  EXPECT_EQ(RunCustomersAsWorkers(sw, CustomersCase{2, 2, 2}, "hot-dies", &output), 0)
       << output.str();
 }
 
@@ -180,7 +163,7 @@ TEST(HotPathCustomersAsWorkersFallback, EachCustomerResumesWhenTheSwitchIsBack) 
         std::vector<std::string>{}, sw.data.ToString(), sw.control_host_port());
   });
   std::ostringstream output;
-  const int status = RunCustomersAsWorkers(sw, HotCustomersCase{2, 2, 2}, "hot-restart", &output);
+  const int status = RunCustomersAsWorkers(sw, CustomersCase{2, 2, 2}, "hot-restart", &output);
   restarter.join();
   EXPECT_TRUE(again) << "the switch did not die at epoch 10\n" << output.str();
   EXPECT_EQ(status, 0) << output.str();

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "common/run_command.h"
+#include "customers_job.h"
 #include "launch/launcher.h"
 #include "ps/ps.h"
 
@@ -80,43 +81,21 @@ TEST(Compatibility, PsLiteHelperHeadersAndCalls) {
   EXPECT_EQ(r.status, 0) << r.output;
 }
 
-// Customers as workers (PS-lite's test_kv_app_multi_workers): worker
-// processes whose customers each call Start(c) and count as workers, so
-// DMLC_NUM_WORKER is processes x customers (multi_worker_program.cpp).
-struct MultiWorkerCase {
-  int servers;
-  int worker_processes;
-  int customers;
-};
-
-class CustomersAsWorkers : public testing::TestWithParam<MultiWorkerCase> {};
+// Customers as workers (PS-lite's test_kv_app_multi_workers): each
+// customer of each worker process is a worker (customers_job.h).
+class CustomersAsWorkers : public testing::TestWithParam<libra::test_support::CustomersCase> {};
 
 TEST_P(CustomersAsWorkers, EachCustomerIsAWorker) {
-  const MultiWorkerCase& c = GetParam();
-  libra::LocalJob job;
-  job.num_servers = c.servers;
-  job.num_workers = c.worker_processes;
-  job.command = {MULTI_WORKER_PROGRAM, std::to_string(c.customers)};
-  std::vector<libra::ProcessSpec> processes = libra::LocalJobProcesses(job);
-  for (libra::ProcessSpec& p : processes) {
-    p.env["DMLC_NUM_WORKER"] = std::to_string(c.worker_processes * c.customers);
-    p.env["PS_START_TIMEOUT"] = "20";
-  }
   std::ostringstream output;
-  libra::RunOptions options;
-  options.timeout_s = 60;
-  options.output = &output;
-  EXPECT_EQ(libra::RunProcesses(processes, options, nullptr), 0) << output.str();
+  EXPECT_EQ(libra::test_support::RunCustomersJob(GetParam(), {}, {}, &output), 0) << output.str();
 }
 
 INSTANTIATE_TEST_SUITE_P(Runtime, CustomersAsWorkers,
-                         testing::Values(MultiWorkerCase{1, 1, 2}, MultiWorkerCase{2, 1, 2},
-                                         MultiWorkerCase{2, 2, 2}, MultiWorkerCase{1, 2, 3}),
-                         [](const testing::TestParamInfo<MultiWorkerCase>& info) {
-                           return std::to_string(info.param.servers) + "s" +
-                                  std::to_string(info.param.worker_processes) + "x" +
-                                  std::to_string(info.param.customers) + "w";
-                         });
+                         testing::Values(libra::test_support::CustomersCase{1, 1, 2},
+                                         libra::test_support::CustomersCase{2, 1, 2},
+                                         libra::test_support::CustomersCase{2, 2, 2},
+                                         libra::test_support::CustomersCase{1, 2, 3}),
+                         libra::test_support::CustomersCaseName);
 
 // The job's ZeroMQ connections under its PS_JOB_SECRET (src/ps/zmq_curve.h;
 // `libra launch` draws one per job, so every test above runs with it): a
