@@ -1,6 +1,7 @@
 // What a worker spends on the CPU per hot push (checking and packing the
-// values into DATA packets) and per REPLICA packet (its MAC checked, its
-// values applied), and a server per UPDATE it signs, on a Tofino-1 sized
+// values into DATA packets, and the term of the check of the switch's sums)
+// and per REPLICA packet (its MAC checked, its values applied), and a
+// server per UPDATE it signs, on a Tofino-1 sized
 // layout: 32 arrays, heat placement, a push that carries 2/3 of the hot keys.
 #include <benchmark/benchmark.h>
 
@@ -8,6 +9,7 @@
 
 #include "hot/placement.h"
 #include "hotpath/messages/hot_packets.h"
+#include "hotpath/messages/sum_check.h"
 #include "hotpath/messages/update_auth.h"
 #include "hotpath/worker/hot_replica.h"
 
@@ -47,6 +49,26 @@ void BM_PackPush(benchmark::State& state) {
       static_cast<double>(vals.size()) / static_cast<double>(packets * kArrays);
 }
 BENCHMARK(BM_PackPush)->Arg(3000)->Arg(30000);
+
+// A worker's term of the sum check (sum_check.h) for the same push as
+// BM_PackPush: what WRITTEN_KEYS adds to a push, to compare with packing it.
+// A server's check of the collected sums costs the same per value.
+void BM_SumCheckTerm(benchmark::State& state) {
+  const SumCheck check(UpdateKey{}, 16);
+  std::mt19937_64 rng(1);
+  std::vector<hot::Key> keys;
+  std::vector<int> lens;
+  std::vector<float> vals;
+  for (std::int64_t k = 0; k < state.range(0); ++k) {
+    if (rng() % 3 == 0) continue;
+    keys.push_back(static_cast<hot::Key>(k * 13 + 1));
+    lens.push_back(1);
+    vals.push_back(0.001f * static_cast<float>(rng() % 1000));
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(check.TermOf(7, keys, lens, vals));
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(vals.size()));
+}
+BENCHMARK(BM_SumCheckTerm)->Arg(3000)->Arg(30000);
 
 void BM_ReplicaApply(benchmark::State& state) {
   const hot::HotSet set = MakeHotSet(30000);

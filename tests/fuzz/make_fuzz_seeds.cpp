@@ -491,8 +491,8 @@ void ControlMessageSeeds() {
   Save("hotpath_messages", "resume",
        "\x05" + libra::hotpath::Encode(libra::hotpath::Resume{1, 65537, 42}));
   Save("hotpath_messages", "written_keys",
-       "\x06" + libra::hotpath::Encode(
-                    libra::hotpath::WrittenKeys{7, 1, {0x01, 0x03, 0x00, 0x81, 0x01}}));
+       "\x06" + libra::hotpath::Encode(libra::hotpath::WrittenKeys{
+                    7, 1, {0x01, 0x03, 0x00, 0x81, 0x01}, 0x123456789abcdefULL}));
   libra::hotpath::PacketRepair packets;
   packets.epoch = 9;
   packets.seqs = {0, 3};

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <vector>
 
+#include "hotpath/messages/sum_check.h"
 #include "hotpath/messages/written_keys.h"
 #include "hotpath/small_hot_set.h"
 #include "hotpath/worker/hot_key_routes.h"
@@ -115,7 +116,18 @@ TEST(HotKeyRoutes, AFallbackEpochGivesEveryServerAPushOfItsOwnKeys) {
 TEST(HotKeyRoutes, WrittenKeysNameEachServersKeysByTheirPositionThere) {
   const HotKeyRoutes routes = TwoOfThreeServers();
   const std::vector<hot::Key> keys = {90, 20, 60, 20};  // unsorted, repeated
-  const std::vector<HotKeyRoutes::Report> reports = routes.WrittenKeysOf(3, 1, keys);
+  const auto hot_set = SmallHotSet();
+  std::vector<float> vals;
+  std::vector<std::vector<float>> of_key;  // each key's values
+  for (const hot::Key key : keys) {
+    of_key.emplace_back();
+    for (uint32_t j = 0; j < hot_set->keys()[hot_set->Find(key)].value_len; ++j) {
+      of_key.back().push_back(0.25f * static_cast<float>(vals.size() + 1));
+      vals.push_back(of_key.back().back());
+    }
+  }
+  const SumCheck check(UpdateKey{}, 16);
+  const std::vector<HotKeyRoutes::Report> reports = routes.WrittenKeysOf(3, 1, keys, vals, check);
   ASSERT_EQ(reports.size(), 3u);
   EXPECT_FALSE(reports[2].has_keys) << "server 2 owns no hot key";
   ASSERT_TRUE(reports[0].has_keys);
@@ -129,6 +141,15 @@ TEST(HotKeyRoutes, WrittenKeysNameEachServersKeysByTheirPositionThere) {
   bitmap.assign(1, 0);
   ASSERT_TRUE(MergeKeySet(reports[1].keys.key_set, 5, bitmap));
   EXPECT_EQ(bitmap[0], 0b01001);  // 60, 90
+  // Each server's term is that of the values of its own keys, a repeated
+  // key's values counted each time (the switch adds both).
+  EXPECT_EQ(reports[0].keys.sum_term,
+            SumCheck::Add(check.KeyTerm(3, 20, of_key[1]), check.KeyTerm(3, 20, of_key[3])));
+  EXPECT_EQ(reports[1].keys.sum_term,
+            SumCheck::Add(check.KeyTerm(3, 90, of_key[0]), check.KeyTerm(3, 60, of_key[2])));
+  EXPECT_NE(reports[0].keys.sum_term, 0u);
+  EXPECT_THROW(routes.WrittenKeysOf(3, 1, keys, std::span<const float>(vals).first(2), check),
+               std::invalid_argument);
 }
 
 RetainedPush Kept(uint32_t epoch) {

@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -26,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/raw_udp.h"
 #include "common/run_command.h"
 #include "common/switchd_process.h"
 #include "common/temp_dir.h"
@@ -36,6 +38,7 @@ namespace libra::train {
 namespace {
 
 using libra::test_support::CommandResult;
+using libra::test_support::RawUdp;
 
 using libra::test_support::RunLibra;
 
@@ -46,6 +49,8 @@ nlohmann::json ReadJson(const std::string& path) {
 
 // A small learnable data set, made once for the suite (in a directory of
 // its own: TempDir names itself after the running test).
+bool HotPathRan(const nlohmann::json& report);  // below
+
 class TrainJobTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -68,6 +73,31 @@ class TrainJobTest : public ::testing::Test {
         RunLibra("train --data " + data_ + " --timeout 60 --json " + report + " " + flags);
     EXPECT_EQ(r.status, 0) << r.output;
     return ReadJson(report);
+  }
+
+  // The hot-path job every forger test trains: 3 workers, 2 servers.
+  static constexpr const char* kForgedJobFlags =
+      "--model lr --optimizer adagrad --lr 0.1 --epochs 1 --workers 3 --servers 2 --batch 200 "
+      "--sample 0.1 --capacity 0";
+
+  // Trains kForgedJobFlags against a fresh switchd twice: undisturbed, then
+  // with a `Forger` (constructed with the switch's data address) running
+  // throughout; `forger_done` sees it after that job. Returns both reports.
+  template <class Forger>
+  std::array<nlohmann::json, 2> TrainUndisturbedAndForged(
+      const std::string& name, const std::function<void(const Forger&)>& forger_done) {
+    std::array<nlohmann::json, 2> reports;
+    for (int forged = 0; forged < 2; ++forged) {
+      libra::test_support::SwitchdProcess sw;
+      std::unique_ptr<Forger> forger;
+      if (forged) forger = std::make_unique<Forger>(sw.data);
+      reports[forged] = Train(std::string(kForgedJobFlags) + " --switch " + sw.data.ToString() +
+                                  " --switch-control " + sw.control,
+                              name + (forged ? "-forged.json" : "-real.json"));
+      if (forger) forger_done(*forger);
+      EXPECT_TRUE(HotPathRan(reports[forged]));
+    }
+    return reports;
   }
 
   static std::filesystem::path dir_;
@@ -441,15 +471,9 @@ TEST_F(TrainJobTest, AFloodOfForgedPacketsLeavesTheLibraModelBitIdentical) {
 //   - the real packet with one value changed and its tag kept;
 //   - the real packet replayed into the next epoch;
 // and, between UPDATEs, keeps sending poisoned packets of the next epoch.
-// Needs CAP_NET_RAW (Available()).
+// Needs CAP_NET_RAW (RawUdp::Available()).
 class UpdateForger {
  public:
-  static bool Available() {
-    const int fd = socket(AF_INET, SOCK_RAW, IPPROTO_UDP);
-    if (fd < 0) return false;
-    close(fd);
-    return true;
-  }
   explicit UpdateForger(const libra::UdpEndpoint& switch_data)
       : switch_(switch_data), thread_([this] { Run(); }) {}
   ~UpdateForger() {
@@ -472,29 +496,21 @@ class UpdateForger {
   };
 
   void Run() {
-    const int fd = socket(AF_INET, SOCK_RAW, IPPROTO_UDP);
-    timeval wait{0, 1000};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait));
+    RawUdp raw;
     std::set<Tag> answered;              // tags of the real UPDATEs forged after
     std::map<uint16_t, Server> servers;  // by node id
     std::mt19937 rng(11);
-    std::array<uint8_t, 2048> in{};
     auto next_flood = std::chrono::steady_clock::now();
     while (!stop_) {
       if (std::chrono::steady_clock::now() >= next_flood) {
-        for (auto& [node, server] : servers) Flood(fd, server, rng);
+        for (auto& [node, server] : servers) Flood(raw, server, rng);
         next_flood = std::chrono::steady_clock::now() + std::chrono::milliseconds(1);
       }
-      const ssize_t n = recv(fd, in.data(), in.size(), 0);
-      if (n <= 0) continue;
-      const size_t ip_bytes = size_t{in[0] & 0x0fu} * 4;
-      if (static_cast<size_t>(n) < ip_bytes + 8) continue;
-      const uint8_t* udp = in.data() + ip_bytes;
-      const uint16_t from_port = static_cast<uint16_t>(udp[0] << 8 | udp[1]);
-      const uint16_t to_port = static_cast<uint16_t>(udp[2] << 8 | udp[3]);
-      const std::span<const uint8_t> bytes(udp + 8, static_cast<size_t>(n) - ip_bytes - 8);
+      RawUdp::Datagram in;
+      if (!raw.Receive(&in)) continue;
+      const std::span<const uint8_t> bytes = in.payload;
       wire::Message message;
-      if (to_port != switch_.port || wire::Decode(bytes, &message) != wire::DecodeError::kNone ||
+      if (in.to_port != switch_.port || wire::Decode(bytes, &message) != wire::DecodeError::kNone ||
           message.header.type != wire::MessageType::kUpdate || message.header.slot_count == 0) {
         continue;
       }
@@ -505,29 +521,28 @@ class UpdateForger {
       if (tag == kForgedTag || !answered.insert(tag).second) continue;
       ++seen_;
       Server& server = servers[message.header.node_id];
-      server.port = from_port;
+      server.port = in.from_port;
       server.last = message;
       const wire::Header& h = message.header;
       for (uint32_t ahead = 1; ahead <= 4; ++ahead) {
-        Forge(fd, server, h.epoch, h.seq + ahead, ahead == 4);
-        Forge(fd, server, h.epoch + 1, ahead - 1, ahead == 1);
+        Forge(raw, server, h.epoch, h.seq + ahead, ahead == 4);
+        Forge(raw, server, h.epoch + 1, ahead - 1, ahead == 1);
       }
       std::vector<uint8_t> changed(bytes.begin(), bytes.end());
       changed[wire::kHeaderBytes + wire::kRowBlockHeaderBytes] ^= 0x40;  // a value's exponent
-      Send(fd, server.port, changed);
+      Send(raw, server.port, changed);
       std::vector<uint8_t> replayed(bytes.begin(), bytes.end());
       wire::SetEpoch(replayed.data(), h.epoch + 1);
-      Send(fd, server.port, replayed);
+      Send(raw, server.port, replayed);
     }
-    close(fd);
   }
 
-  void Flood(int fd, const Server& server, std::mt19937& rng) {
-    Forge(fd, server, server.last.header.epoch + 1, rng() % 4, rng() % 2 == 0);
+  void Flood(RawUdp& raw, const Server& server, std::mt19937& rng) {
+    Forge(raw, server, server.last.header.epoch + 1, rng() % 4, rng() % 2 == 0);
   }
 
   // The cells of the server's last UPDATE, poisoned, as (epoch, seq).
-  void Forge(int fd, const Server& server, uint32_t epoch, uint32_t seq, bool last) {
+  void Forge(RawUdp& raw, const Server& server, uint32_t epoch, uint32_t seq, bool last) {
     wire::Header h = server.last.header;
     h.epoch = epoch;
     h.seq = seq;
@@ -538,31 +553,93 @@ class UpdateForger {
     std::vector<uint8_t> bytes(wire::UpdateSize(cells));
     if (wire::EncodeUpdate(h, cells, bytes) != bytes.size()) return;
     std::copy(kForgedTag.begin(), kForgedTag.end(), bytes.end() - wire::kUpdateTagBytes);
-    Send(fd, server.port, bytes);
+    Send(raw, server.port, bytes);
   }
 
-  // One UDP datagram from 127.0.0.1:`from_port` (the kernel writes the IP
-  // header; checksum 0: none) to the switch.
-  void Send(int fd, uint16_t from_port, const std::vector<uint8_t>& payload) {
-    std::vector<uint8_t> datagram(8 + payload.size());
-    const uint16_t length = static_cast<uint16_t>(datagram.size());
-    const uint8_t header[8] = {static_cast<uint8_t>(from_port >> 8),
-                               static_cast<uint8_t>(from_port),
-                               static_cast<uint8_t>(switch_.port >> 8),
-                               static_cast<uint8_t>(switch_.port),
-                               static_cast<uint8_t>(length >> 8),
-                               static_cast<uint8_t>(length),
-                               0,
-                               0};
-    std::copy(std::begin(header), std::end(header), datagram.begin());
-    std::copy(payload.begin(), payload.end(), datagram.begin() + 8);
-    sockaddr_in to{};
-    to.sin_family = AF_INET;
-    to.sin_addr.s_addr = htonl(switch_.ipv4);
-    if (sendto(fd, datagram.data(), datagram.size(), 0, reinterpret_cast<const sockaddr*>(&to),
-               sizeof(to)) == static_cast<ssize_t>(datagram.size())) {
-      ++sent_;
+  // From 127.0.0.1:`from_port` (a server's) to the switch.
+  void Send(RawUdp& raw, uint16_t from_port, const std::vector<uint8_t>& payload) {
+    if (raw.Send(from_port, switch_.ipv4, switch_.port, payload)) ++sent_;
+  }
+
+  const libra::UdpEndpoint switch_;
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> sent_{0};
+  std::atomic<uint64_t> seen_{0};
+  std::thread thread_;
+};
+
+// A forger of the workers' DATA, from their own addresses (spoofed): for
+// each worker it learns (its port, node id and cells, from a DATA it sends
+// the switch) it keeps sending the switch DATA of that worker's next epoch,
+// numbered 0..3 (every epoch has more packets than that), with the cells of
+// the worker's last packet and small poisoned values, which a float32 still
+// holds exactly (so only the check of the sums can tell them). One that
+// comes before the worker's real packet of that number takes its place in
+// the switch's sum, and the real one is ACKed as a duplicate and left out.
+// Needs CAP_NET_RAW.
+class DataForger {
+ public:
+  explicit DataForger(const libra::UdpEndpoint& switch_data)
+      : switch_(switch_data), thread_([this] { Run(); }) {}
+  ~DataForger() {
+    stop_ = true;
+    thread_.join();
+  }
+  uint64_t sent() const { return sent_; }
+  uint64_t data_seen() const { return seen_; }
+
+ private:
+  static constexpr float kPoison = 0.375f;
+  struct Worker {
+    uint16_t port = 0;
+    wire::Message last;  // the newest DATA it sent
+  };
+
+  void Run() {
+    RawUdp raw;
+    std::map<uint16_t, Worker> workers;  // by node id
+    std::mt19937 rng(13);
+    auto next_flood = std::chrono::steady_clock::now();
+    while (!stop_) {
+      if (std::chrono::steady_clock::now() >= next_flood) {
+        for (auto& [node, worker] : workers) Forge(raw, worker, rng() % 4);
+        next_flood = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
+      }
+      RawUdp::Datagram in;
+      if (!raw.Receive(&in)) continue;
+      wire::Message message;
+      if (in.to_port != switch_.port ||
+          wire::Decode(in.payload, &message) != wire::DecodeError::kNone ||
+          message.header.type != wire::MessageType::kData || message.header.slot_count == 0) {
+        continue;
+      }
+      const std::span<const wire::Slot> slots(message.slots.data(), message.header.slot_count);
+      if (std::any_of(slots.begin(), slots.end(), [](const wire::Slot& slot) {
+            return slot.valid && slot.value == std::bit_cast<uint32_t>(kPoison);
+          })) {
+        continue;  // one of this forger's own (the raw socket sees them too)
+      }
+      ++seen_;
+      Worker& worker = workers[message.header.node_id];
+      worker.port = in.from_port;
+      worker.last = message;
     }
+  }
+
+  // The worker's last DATA's cells, poisoned, as packet `seq` of its next epoch.
+  void Forge(RawUdp& raw, const Worker& worker, uint32_t seq) {
+    wire::Header h = worker.last.header;
+    h.epoch += 1;
+    h.seq = seq;
+    h.flags = 0;
+    std::vector<wire::Slot> slots(worker.last.slots.begin(),
+                                  worker.last.slots.begin() + h.slot_count);
+    for (wire::Slot& slot : slots) {
+      if (slot.valid) slot.value = std::bit_cast<uint32_t>(kPoison);
+    }
+    std::vector<uint8_t> bytes(wire::EncodedSize(slots.size()));
+    if (wire::Encode(h, slots, bytes) != bytes.size()) return;
+    if (raw.Send(worker.port, switch_.ipv4, switch_.port, bytes)) ++sent_;
   }
 
   const libra::UdpEndpoint switch_;
@@ -578,47 +655,68 @@ class UpdateForger {
 // key (counted as forged_replicas) before it can take a real packet's place,
 // and the model is bit-identical to an undisturbed run.
 TEST_F(TrainJobTest, ForgedUpdatesFromTheServersAddressesLeaveTheModelBitIdentical) {
-  if (!UpdateForger::Available()) {
+  if (!RawUdp::Available()) {
     GTEST_SKIP() << "spoofing the servers' addresses needs a raw socket (root / CAP_NET_RAW)";
   }
-  const std::string flags =
-      "--model lr --optimizer adagrad --lr 0.1 --epochs 1 --workers 3 --servers 2 --batch 200 "
-      "--sample 0.1 --capacity 0";
-  std::string fingerprints[2];
-  for (int forged = 0; forged < 2; ++forged) {
-    libra::test_support::SwitchdProcess sw;
-    nlohmann::json report;
-    uint64_t sent = 0, seen = 0;
-    {
-      std::unique_ptr<UpdateForger> forger;
-      if (forged) forger = std::make_unique<UpdateForger>(sw.data);
-      report = Train(flags + " --switch " + sw.data.ToString() + " --switch-control " + sw.control,
-                     forged ? "forged-updates.json" : "real-updates.json");
-      if (forger) {
-        sent = forger->sent();
-        seen = forger->updates_seen();
-      }
-    }
-    ASSERT_TRUE(HotPathRan(report));
-    fingerprints[forged] = report.value("model_fingerprint", "");
-    if (!forged) continue;
-    uint64_t dropped = 0;
-    for (const auto& node : report["nodes"]) {
-      if (node["role"] != "worker") continue;
-      // A worker whose hot path did not start has no sender.
-      const nlohmann::json sender = node["hot_path"].value("sender", nlohmann::json::object());
-      dropped += sender.value("forged_replicas", uint64_t{0});
-    }
-    std::cout << "forger: saw " << seen << " UPDATEs, sent " << sent
-              << " forged ones; the workers dropped " << dropped << " forged REPLICAs\n";
-    EXPECT_GT(seen, 0u);
-    EXPECT_GT(sent, 10 * seen);
-    // Forgeries reached the workers (each one the switch admitted reached
-    // all 3 while they ran; those sent after the job are not counted).
-    EXPECT_GT(dropped, 3 * seen);
+  uint64_t sent = 0, seen = 0;
+  const auto reports =
+      TrainUndisturbedAndForged<UpdateForger>("updates", [&](const UpdateForger& forger) {
+        sent = forger.sent();
+        seen = forger.updates_seen();
+      });
+  uint64_t dropped = 0;
+  for (const auto& node : reports[1]["nodes"]) {
+    if (node["role"] != "worker") continue;
+    // A worker whose hot path did not start has no sender.
+    const nlohmann::json sender = node["hot_path"].value("sender", nlohmann::json::object());
+    dropped += sender.value("forged_replicas", uint64_t{0});
   }
-  EXPECT_FALSE(fingerprints[0].empty());
-  EXPECT_EQ(fingerprints[0], fingerprints[1]);
+  std::cout << "forger: saw " << seen << " UPDATEs, sent " << sent
+            << " forged ones; the workers dropped " << dropped << " forged REPLICAs\n";
+  EXPECT_GT(seen, 0u);
+  EXPECT_GT(sent, 10 * seen);
+  // Forgeries reached the workers (each one the switch admitted reached
+  // all 3 while they ran; those sent after the job are not counted).
+  EXPECT_GT(dropped, 3 * seen);
+  EXPECT_FALSE(reports[0].value("model_fingerprint", "").empty());
+  EXPECT_EQ(reports[0].value("model_fingerprint", ""), reports[1].value("model_fingerprint", ""));
+}
+
+// Issue 22: a DATA forged with a worker's address (spoofed) that reaches
+// the switch before the real packet of its number changes that epoch's sum.
+// The workers' terms in WRITTEN_KEYS (over ZeroMQ, which the forger does not
+// touch) make the servers find every such epoch (sum_check.h), sum it from
+// the workers' own values instead, and the model stays bit-identical.
+TEST_F(TrainJobTest, ForgedDataFromTheWorkersAddressesLeavesTheModelBitIdentical) {
+  if (!RawUdp::Available()) {
+    GTEST_SKIP() << "spoofing the workers' addresses needs a raw socket (root / CAP_NET_RAW)";
+  }
+  uint64_t sent = 0, seen = 0;
+  const auto reports = TrainUndisturbedAndForged<DataForger>("data", [&](const DataForger& forger) {
+    sent = forger.sent();
+    seen = forger.data_seen();
+  });
+  // The servers' sum checks, undisturbed and forged.
+  uint64_t checked[2] = {0, 0}, disagreeing[2] = {0, 0}, unchecked[2] = {0, 0};
+  for (int forged = 0; forged < 2; ++forged) {
+    for (const auto& node : reports[forged]["nodes"]) {
+      if (node["role"] != "server") continue;
+      const nlohmann::json check = node["hot_path"].value("sum_check", nlohmann::json::object());
+      checked[forged] += check.value("epochs_checked", uint64_t{0});
+      disagreeing[forged] += check.value("epochs_disagreeing", uint64_t{0});
+      unchecked[forged] += check.value("epochs_unchecked", uint64_t{0});
+    }
+  }
+  std::cout << "forger: saw " << seen << " DATA, sent " << sent << " forged ones; "
+            << disagreeing[1] << " epochs' sums disagreed and were summed from the values, "
+            << checked[1] << " agreed\n";
+  EXPECT_GT(checked[0], 0u);
+  EXPECT_EQ(disagreeing[0], 0u) << "an honest switch's sums agree";
+  EXPECT_EQ(unchecked[0] + unchecked[1], 0u);
+  EXPECT_GT(seen, 0u);
+  EXPECT_GT(disagreeing[1], 0u) << "no forgery took a real packet's place";
+  EXPECT_FALSE(reports[0].value("model_fingerprint", "").empty());
+  EXPECT_EQ(reports[0].value("model_fingerprint", ""), reports[1].value("model_fingerprint", ""));
 }
 
 // A job whose install the switch refused (another job holds it) runs plain,

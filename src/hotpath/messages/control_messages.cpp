@@ -275,13 +275,15 @@ std::string Encode(const WrittenKeys& keys) {
   w.Put(keys.epoch);
   w.Put(keys.worker);
   w.PutList(keys.key_set);
+  w.Put(keys.sum_term);
   return w.Take();
 }
 
 std::optional<WrittenKeys> DecodeWrittenKeys(const std::string& body) {
   ByteReader r(body);
   WrittenKeys keys;
-  if (!r.Get(&keys.epoch) || !r.Get(&keys.worker) || !r.GetList(&keys.key_set) || !r.AtEnd()) {
+  if (!r.Get(&keys.epoch) || !r.Get(&keys.worker) || !r.GetList(&keys.key_set) ||
+      !r.Get(&keys.sum_term) || !r.AtEnd()) {
     return std::nullopt;
   }
   return keys;

@@ -125,11 +125,13 @@ struct FallbackPush {
 
 // WRITTEN_KEYS: worker `worker` pushed, in `epoch`, the receiving server's
 // hot keys that `key_set` names (written_keys.h: EncodeKeySet, positions
-// among the server's owned keys, ascending by key).
+// among the server's owned keys, ascending by key), and its values of them
+// have the term `sum_term` of the check of the switch's sums (sum_check.h).
 struct WrittenKeys {
   uint32_t epoch = 0;
   uint32_t worker = 0;
   std::vector<uint8_t> key_set;
+  uint64_t sum_term = 0;
 };
 
 // RESUME (and the answer to RESUME_QUERY, which only fills `first_epoch`

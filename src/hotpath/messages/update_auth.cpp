@@ -68,4 +68,12 @@ bool VerifyUpdate(const UpdateKey& key, std::span<const std::uint8_t> message) {
                        mac.size()) == 0;
 }
 
+std::array<std::uint8_t, 16> DeriveFromKey(const UpdateKey& key, std::string_view label) {
+  InitSodium();
+  std::array<std::uint8_t, 16> out;
+  crypto_generichash(out.data(), out.size(), reinterpret_cast<const unsigned char*>(label.data()),
+                     label.size(), key.bytes.data(), key.bytes.size());
+  return out;
+}
+
 }  // namespace libra::hotpath

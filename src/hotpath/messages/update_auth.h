@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string_view>
 
 namespace libra::hotpath {
 
@@ -43,5 +44,10 @@ void SignUpdate(const UpdateKey& key, std::span<std::uint8_t> message);
 // Whether the tag of `message` (an UPDATE or REPLICA that wire::Decode
 // accepted) is the MAC of the rest under `key`; compared in constant time.
 bool VerifyUpdate(const UpdateKey& key, std::span<const std::uint8_t> message);
+
+// 16 bytes for another use of the job's key, named by `label` (keyed BLAKE2b
+// of the label): a key of its own per use, so that no output of one use
+// tells anything of another.
+std::array<std::uint8_t, 16> DeriveFromKey(const UpdateKey& key, std::string_view label);
 
 }  // namespace libra::hotpath

@@ -562,6 +562,7 @@ void HotCollector::Impl::Finish(HotPathStatus status) {
   epoch.epoch = next_epoch;
   epoch.status = status;
   epoch.num_merged = options.num_workers;
+  epoch.from_switch = true;
   if (status == HotPathStatus::kOk) {
     for (std::size_t i = 0; i < owned_keys.size(); ++i) {
       if (!key_written[i]) continue;

@@ -102,6 +102,9 @@ struct CollectedEpoch {
   // Keys with a saturated (or rejected) value: their sum is not exact, and
   // the server must aggregate them itself from the workers' retained values.
   std::vector<hot::Key> saturated_keys;
+  // Collected from the switch (HotCollector), not summed by the server from
+  // the workers' values: only such sums need the check (switch_sum_check.h).
+  bool from_switch = false;
 };
 
 struct HotCollectorCounters {

@@ -23,9 +23,16 @@ std::uint64_t SumSaturatedExactly(const hot::HotSet& hot_set, int scale_bits,
   for (const FallbackPush& answer : answers) {
     std::size_t offset = 0;
     for (hot::Key key : answer.keys) {
+      // An answer may hold other keys too (the sum check asks for more).
+      const std::uint32_t index = hot_set.Find(key);
+      if (index == hot::HotSet::kCold) break;  // unreadable from here on
+      const std::size_t len = hot_set.keys()[index].value_len;
+      if (offset + len > answer.vals.size()) break;
       auto it = sums.find(key);
-      if (it == sums.end() || offset + it->second.size() > answer.vals.size()) break;
-      for (ExactSum& cell : it->second) cell.Add(answer.vals[offset++]);
+      if (it != sums.end()) {
+        for (std::size_t v = 0; v < len; ++v) it->second[v].Add(answer.vals[offset + v]);
+      }
+      offset += len;
     }
   }
   std::uint64_t still_clamped = 0;

@@ -21,7 +21,8 @@ bool EveryWorkerAnswered(const std::vector<FallbackPush>& answers, std::uint32_t
 
 // Replaces the values of `epoch->saturated_keys` in `epoch` with the exact
 // sums of the workers' `answers` (each answer's keys in any order, the hot
-// set's lengths; a malformed answer counts from where it is readable).
+// set's lengths, other keys than those skipped; a malformed answer counts
+// up to where it is readable).
 // `scale_bits`: the job's fixed point. Returns how many values are still
 // clamped (a sum beyond even the 64-bit range).
 std::uint64_t SumSaturatedExactly(const hot::HotSet& hot_set, int scale_bits,

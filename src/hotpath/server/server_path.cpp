@@ -16,6 +16,7 @@
 #include "hotpath/server/hot_collector.h"
 #include "hotpath/server/published_values.h"
 #include "hotpath/server/saturated_sums.h"
+#include "hotpath/server/switch_sum_check.h"
 #include "ps/internal/logging.h"
 #include "ps/internal/postoffice.h"
 
@@ -127,6 +128,8 @@ class ServerPathImpl final : public ps::ServerHotPath {
     if (owned.empty() || stopping_) return;
     aggregator_ = std::make_unique<libra::hotpath::FallbackAggregator>(
         install.hot_set, owned, install.num_workers, install.scale_bits);
+    sum_check_ = std::make_unique<SwitchSumCheck>(install.hot_set, install.num_workers,
+                                                  install.update_key, install.scale_bits);
     StartCollectorLocked(install.job_id, install.first_epoch);
   }
 
@@ -150,14 +153,17 @@ class ServerPathImpl final : public ps::ServerHotPath {
     publish_all_from_ = first_epoch;
     for (const WrittenKeys& keys : early_reports_) {
       collector_->AddWrittenKeys(keys.epoch, keys.worker, keys.key_set);
+      sum_check_->AddTerm(keys.epoch, keys.worker, keys.sum_term);  // a repeat is ignored
     }
     early_reports_.clear();
   }
 
   // A worker's written keys: for the collector, or kept until it exists (a
-  // worker may push its first hot epoch before this server has its INSTALL).
+  // worker may push its first hot epoch before this server has its INSTALL);
+  // its term for the check of the switch's sums.
   void OnWrittenKeys(const WrittenKeys& keys) {
     std::lock_guard<std::mutex> lock(mu_);
+    if (sum_check_) sum_check_->AddTerm(keys.epoch, keys.worker, keys.sum_term);
     if (collector_) {
       collector_->AddWrittenKeys(keys.epoch, keys.worker, keys.key_set);
     } else if (early_reports_.size() < kMaxEarlyReports && !stopping_) {
@@ -278,7 +284,11 @@ class ServerPathImpl final : public ps::ServerHotPath {
       LOG(INFO) << "libra: collected epoch " << epoch.epoch << ": " << epoch.keys.size()
                 << " keys, first sum " << (epoch.vals.empty() ? 0.f : epoch.vals[0]);
     }
-    if (!epoch.saturated_keys.empty()) SumSaturatedExactly(&epoch);
+    if (epoch.from_switch) {
+      CheckSwitchSums(&epoch);
+    } else if (!epoch.saturated_keys.empty()) {
+      SumSaturatedExactly(&epoch);
+    }
     Request push;
     push.push = true;
     push.num_merged = static_cast<int>(epoch.num_merged);
@@ -338,11 +348,95 @@ class ServerPathImpl final : public ps::ServerHotPath {
     }
     ++epochs_applied_;
     applied_through_ = epoch.epoch;
+    if (sum_check_) sum_check_->Forget(epoch.epoch);
     applied_cond_.notify_all();
     // Kept to answer REPAIRs of workers that lost some of the REPLICAs, and
     // every hot pull while the switch is down.
     published_epoch_ = epoch.epoch;
     AnswerWaitingRepairs();
+    return true;
+  }
+
+  // An epoch's sums from the switch are checked against the workers' terms
+  // before they are applied (switch_sum_check.h): the sums its floats do
+  // not fix are taken from the workers' own values (one VALUES round, only
+  // when there are such sums), and an epoch that then disagrees with the
+  // terms (a DATA or RESULT forged on the data path) is summed whole from
+  // the workers' values. Either way the sums are those an honest switch
+  // gives, bit for bit.
+  void CheckSwitchSums(CollectedEpoch* epoch) {
+    std::vector<libra::hot::Key> from_values;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!sum_check_->HasAllTerms(epoch->epoch)) {
+        ++sums_without_terms_;
+        LOG(WARNING) << "libra: server " << ps::Postoffice::Get()->my_rank()
+                     << " lacks a worker's check of epoch " << epoch->epoch
+                     << "'s sums: summed from the workers' values";
+        from_values = published_.keys();
+      } else {
+        from_values = sum_check_->KeysToSumFromValues(*epoch);
+      }
+    }
+    std::vector<FallbackPush> answers;
+    if (!from_values.empty()) {
+      Repair ask;
+      ask.epoch = epoch->epoch;
+      ask.keys = from_values;
+      answers = HotPathNode::Get()->RequestWorkerValues(ask);
+      if (!EveryWorkerAnswered(answers, install_.num_workers)) {
+        LOG(ERROR) << "libra: epoch " << epoch->epoch << "'s sums from the switch cannot be "
+                   << "checked (not every worker still has its values): applied unchecked";
+        std::lock_guard<std::mutex> lock(mu_);
+        ++sums_unchecked_;
+        saturated_clamped_ += epoch->saturated_keys.size();
+        return;
+      }
+    }
+    bool agrees;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      agrees = sum_check_->Check(epoch, from_values, answers);
+      keys_summed_from_values_ += from_values.size();
+      if (agrees) ++epochs_checked_;
+    }
+    if (!agrees) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        ++epochs_disagreeing_;
+      }
+      LOG(WARNING) << "libra: server " << ps::Postoffice::Get()->my_rank() << ": the switch's sums "
+                   << "of epoch " << epoch->epoch << " disagree with the workers' check (a DATA or "
+                   << "RESULT forged on the data path?): summed from the workers' values";
+      if (!SumFromValues(epoch, &answers)) return;
+    }
+    if (!epoch->saturated_keys.empty()) SumSaturatedFrom(answers, epoch);
+  }
+
+  // Replaces `epoch` with the sums of every worker's values of every owned
+  // key, with the switch's arithmetic (`answers` gets the values); false,
+  // leaving `epoch`, when not every worker still has them.
+  bool SumFromValues(CollectedEpoch* epoch, std::vector<FallbackPush>* answers) {
+    Repair ask;
+    ask.epoch = epoch->epoch;
+    ask.keys = published_.keys();
+    *answers = HotPathNode::Get()->RequestWorkerValues(ask);
+    std::optional<CollectedEpoch> summed;
+    if (EveryWorkerAnswered(*answers, install_.num_workers)) {
+      libra::hotpath::FallbackAggregator aggregator(hot_set_, ask.keys, install_.num_workers,
+                                                    install_.scale_bits);
+      for (const FallbackPush& answer : *answers) {
+        summed = aggregator.Add(epoch->epoch, answer.worker, answer.keys, answer.vals);
+      }
+    }
+    if (!summed) {
+      LOG(ERROR) << "libra: epoch " << epoch->epoch << "'s sums cannot be made from the workers' "
+                 << "values (not every worker still has them): applied as the switch sent them";
+      std::lock_guard<std::mutex> lock(mu_);
+      ++sums_unchecked_;
+      return false;
+    }
+    *epoch = std::move(*summed);
     return true;
   }
 
@@ -362,12 +456,17 @@ class ServerPathImpl final : public ps::ServerHotPath {
       saturated_clamped_ += ask.keys.size();
       return;
     }
+    SumSaturatedFrom(answers, epoch);
+  }
+
+  // The exact sums of `epoch->saturated_keys` from every worker's `answers`.
+  void SumSaturatedFrom(const std::vector<FallbackPush>& answers, CollectedEpoch* epoch) {
     const uint64_t still_clamped =
         libra::hotpath::SumSaturatedExactly(*hot_set_, install_.scale_bits, answers, epoch);
-    LOG(WARNING) << "libra: " << ask.keys.size() << " hot sums saturated in epoch " << epoch->epoch
-                 << "; summed exactly from the workers' values";
+    LOG(WARNING) << "libra: " << epoch->saturated_keys.size() << " hot sums saturated in epoch "
+                 << epoch->epoch << "; summed exactly from the workers' values";
     std::lock_guard<std::mutex> lock(mu_);
-    saturated_exact_ += ask.keys.size();
+    saturated_exact_ += epoch->saturated_keys.size();
     saturated_clamped_ += still_clamped;
   }
 
@@ -450,6 +549,12 @@ class ServerPathImpl final : public ps::ServerHotPath {
                             {"pushes", fallback_pushes_},
                             {"pushes_already_applied", fallback_pushes_late_},
                             {"pushes_refused", fallback_pushes_refused_}}},
+                          {"sum_check",
+                           {{"epochs_checked", epochs_checked_},
+                            {"keys_summed_from_values", keys_summed_from_values_},
+                            {"epochs_disagreeing", epochs_disagreeing_},
+                            {"epochs_without_terms", sums_without_terms_},
+                            {"epochs_unchecked", sums_unchecked_}}},
                           {"saturated_keys_summed_exactly", saturated_exact_},
                           {"saturated_values_left_clamped", saturated_clamped_}};
     if (hot_set_) {
@@ -518,6 +623,7 @@ class ServerPathImpl final : public ps::ServerHotPath {
   static constexpr size_t kMaxEarlyReports = 4096;
   std::vector<WrittenKeys> early_reports_;                          // before the collector exists
   std::unique_ptr<libra::hotpath::FallbackAggregator> aggregator_;  // null: no hot keys
+  std::unique_ptr<SwitchSumCheck> sum_check_;                       // with aggregator_
   uint32_t generation_ = 0;  // the hot path's incarnation (one per RESUME)
   bool fallback_ = false;
   bool collector_failed_ = false;  // set by Deliver, handled by the dispatcher
@@ -542,6 +648,8 @@ class ServerPathImpl final : public ps::ServerHotPath {
   uint64_t fallbacks_ = 0, resumes_ = 0, fallback_epochs_ = 0, fallback_pushes_ = 0;
   uint64_t fallback_pushes_late_ = 0, fallback_pushes_refused_ = 0;
   uint64_t saturated_exact_ = 0, saturated_clamped_ = 0;
+  uint64_t epochs_checked_ = 0, keys_summed_from_values_ = 0, epochs_disagreeing_ = 0;
+  uint64_t sums_without_terms_ = 0, sums_unchecked_ = 0;
   std::thread dispatcher_;
 };
 

@@ -1,6 +1,7 @@
 #include "hotpath/worker/hot_key_routes.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "hotpath/messages/written_keys.h"
 
@@ -35,12 +36,26 @@ std::vector<FallbackPush> HotKeyRoutes::SplitByServer(std::uint32_t epoch, std::
   return pushes;
 }
 
-std::vector<HotKeyRoutes::Report> HotKeyRoutes::WrittenKeysOf(
-    std::uint32_t epoch, std::uint32_t worker, std::span<const hot::Key> hot_keys) const {
+std::vector<HotKeyRoutes::Report> HotKeyRoutes::WrittenKeysOf(std::uint32_t epoch,
+                                                              std::uint32_t worker,
+                                                              std::span<const hot::Key> hot_keys,
+                                                              std::span<const float> vals,
+                                                              const SumCheck& check) const {
   std::vector<std::vector<std::uint32_t>> positions(keys_of_server_.size());
+  std::vector<std::uint64_t> terms(keys_of_server_.size(), 0);
+  const SumCheck::Epoch coefficients = check.ForEpoch(epoch);
+  std::size_t offset = 0;
   for (hot::Key key : hot_keys) {
     const std::uint32_t index = hot_set_->Find(key);
-    positions[owners_[index]].push_back(position_[index]);
+    const std::uint32_t owner = owners_[index];
+    const std::uint32_t len = hot_set_->keys()[index].value_len;
+    if (len > vals.size() - offset) {
+      throw std::invalid_argument("written keys: fewer values than the keys' lengths");
+    }
+    positions[owner].push_back(position_[index]);
+    terms[owner] =
+        SumCheck::Add(terms[owner], coefficients.KeyTerm(key, vals.subspan(offset, len)));
+    offset += len;
   }
   std::vector<Report> reports(keys_of_server_.size());
   for (std::size_t s = 0; s < positions.size(); ++s) {
@@ -55,6 +70,7 @@ std::vector<HotKeyRoutes::Report> HotKeyRoutes::WrittenKeysOf(
     reports[s].keys.epoch = epoch;
     reports[s].keys.worker = worker;
     reports[s].keys.key_set = EncodeKeySet(positions[s], keys_of_server_[s]);
+    reports[s].keys.sum_term = terms[s];
   }
   return reports;
 }

@@ -13,6 +13,7 @@
 
 #include "hot/hot_set.h"
 #include "hotpath/messages/control_messages.h"
+#include "hotpath/messages/sum_check.h"
 
 namespace libra::hotpath {
 
@@ -35,13 +36,16 @@ class HotKeyRoutes {
 
   // One WRITTEN_KEYS per server that owns hot keys (indexed by server rank;
   // a server that owns none gets nothing, `has_keys` false), naming which of
-  // its keys `hot_keys` holds. Unsorted or repeated keys are allowed.
+  // its keys `hot_keys` holds, and with the term of their values `vals`
+  // (the hot set's lengths, key after key) under `check`. Unsorted or
+  // repeated keys are allowed.
   struct Report {
     bool has_keys = false;
     WrittenKeys keys;
   };
   std::vector<Report> WrittenKeysOf(std::uint32_t epoch, std::uint32_t worker,
-                                    std::span<const hot::Key> hot_keys) const;
+                                    std::span<const hot::Key> hot_keys, std::span<const float> vals,
+                                    const SumCheck& check) const;
 
  private:
   std::shared_ptr<const hot::HotSet> hot_set_;

@@ -138,7 +138,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     cold_values_ += cold->vals.size();
     Task task{epoch, {}, pull_back, hot.keys, std::move(done), generation_};
     if (sender_) {
-      SendWrittenKeys(epoch, hot.keys);
+      SendWrittenKeys(epoch, hot.keys, hot.vals);
       task.sent = sender_->Push(epoch, std::span<const ps::Key>(hot.keys.data(), hot.keys.size()),
                                 std::span<const float>(hot.vals.data(), hot.vals.size()),
                                 std::span<const int>(hot.lens.data(), hot.lens.size()));
@@ -233,6 +233,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     sender_options_.socket = node_->ReservedSocket(join.address);
     sender_options_.key_owners.assign(routes_->owners().begin(), routes_->owners().end());
     sender_options_.update_key = install.update_key;
+    sum_check_.emplace(install.update_key, install.scale_bits);
     StartSender(install.job_id, install.first_epoch, 0);
     LOG(INFO) << "libra: worker " << join.rank << " on the hot path from epoch "
               << install.first_epoch << " (" << hot_set_->size() << " hot keys)";
@@ -349,12 +350,15 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
   }
 
   // Tells every server that owns hot keys which of them this epoch's hot
-  // push carries (WRITTEN_KEYS), so that it reads only their cells; sent
+  // push carries (WRITTEN_KEYS), so that it reads only their cells, and the
+  // term of their values that checks the switch's sums (sum_check.h); sent
   // before the values, so it is ahead of the cold ones.
-  void SendWrittenKeys(uint32_t epoch, const ps::SArray<ps::Key>& hot_keys) {
-    const std::vector<HotKeyRoutes::Report> reports =
-        routes_->WrittenKeysOf(epoch, sender_options_.worker_id,
-                               std::span<const ps::Key>(hot_keys.data(), hot_keys.size()));
+  void SendWrittenKeys(uint32_t epoch, const ps::SArray<ps::Key>& hot_keys,
+                       const ps::SArray<float>& hot_vals) {
+    const std::vector<HotKeyRoutes::Report> reports = routes_->WrittenKeysOf(
+        epoch, sender_options_.worker_id,
+        std::span<const ps::Key>(hot_keys.data(), hot_keys.size()),
+        std::span<const float>(hot_vals.data(), hot_vals.size()), *sum_check_);
     for (size_t s = 0; s < reports.size(); ++s) {
       if (reports[s].has_keys) node_->SendWrittenKeys(static_cast<int>(s), reports[s].keys);
     }
@@ -692,6 +696,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
   std::shared_ptr<const libra::hot::HotSet> hot_set_;  // null: the plain path
   std::unique_ptr<const HotKeyRoutes> routes_;         // set with hot_set_
   libra::hotpath::HotSenderOptions sender_options_;    // all but the job and the first epoch
+  std::optional<SumCheck> sum_check_;                  // keyed by the install
   // The switch's side: null while the switch is down (fallback_).
   std::shared_ptr<libra::hotpath::HotSender> sender_;
   uint32_t sender_first_epoch_ = 0;
