@@ -568,24 +568,31 @@ class UpdateForger {
   std::thread thread_;
 };
 
-// A forger of the workers' DATA, from their own addresses (spoofed): for
-// each worker it learns (its port, node id and cells, from a DATA it sends
-// the switch) it keeps sending the switch DATA of that worker's next epoch,
-// numbered 0..3 (every epoch has more packets than that), with the cells of
-// the worker's last packet and small poisoned values, which a float32 still
-// holds exactly (so only the check of the sums can tell them). One that
-// comes before the worker's real packet of that number takes its place in
-// the switch's sum, and the real one is ACKed as a duplicate and left out.
+// A forger of the sums, with the workers' and the switch's addresses
+// (spoofed):
+//   - for each worker it learns (its port, node id and cells, from a DATA
+//     it sends the switch) it keeps sending the switch DATA of that worker's
+//     next epoch, numbered 0..3 (every epoch has more packets than that),
+//     with the cells of the worker's last packet and small poisoned values,
+//     which a float32 still holds exactly (so only the check of the sums can
+//     tell them). One that comes before the worker's real packet of that
+//     number takes its place in the switch's sum, and the real one is ACKed
+//     as a duplicate and left out;
+//   - for each COLLECT a server sends, it answers at once, from the switch's
+//     address, a RESULT of that request with every slot asked written and
+//     poisoned; one that comes before the switch's answer is taken by the
+//     server's collector, and the real one is a duplicate.
 // Needs CAP_NET_RAW.
-class DataForger {
+class SumForger {
  public:
-  explicit DataForger(const libra::UdpEndpoint& switch_data)
+  explicit SumForger(const libra::UdpEndpoint& switch_data)
       : switch_(switch_data), thread_([this] { Run(); }) {}
-  ~DataForger() {
+  ~SumForger() {
     stop_ = true;
     thread_.join();
   }
   uint64_t sent() const { return sent_; }
+  uint64_t results_sent() const { return results_sent_; }
   uint64_t data_seen() const { return seen_; }
 
  private:
@@ -610,9 +617,14 @@ class DataForger {
       wire::Message message;
       if (in.to_port != switch_.port ||
           wire::Decode(in.payload, &message) != wire::DecodeError::kNone ||
-          message.header.type != wire::MessageType::kData || message.header.slot_count == 0) {
+          message.header.slot_count == 0) {
         continue;
       }
+      if (message.header.type == wire::MessageType::kCollect) {
+        AnswerCollect(raw, in.from_port, message);
+        continue;
+      }
+      if (message.header.type != wire::MessageType::kData) continue;
       const std::span<const wire::Slot> slots(message.slots.data(), message.header.slot_count);
       if (std::any_of(slots.begin(), slots.end(), [](const wire::Slot& slot) {
             return slot.valid && slot.value == std::bit_cast<uint32_t>(kPoison);
@@ -642,10 +654,29 @@ class DataForger {
     if (raw.Send(worker.port, switch_.ipv4, switch_.port, bytes)) ++sent_;
   }
 
+  // A RESULT of `collect` (from the server's port `server_port`), every slot
+  // it asks written and poisoned, from the switch's address.
+  void AnswerCollect(RawUdp& raw, uint16_t server_port, const wire::Message& collect) {
+    wire::Header h = collect.header;
+    h.type = wire::MessageType::kResult;
+    h.flags = 0;
+    std::vector<wire::Slot> values;
+    for (uint32_t j = 0; j < collect.header.slot_count; ++j) {
+      if (!collect.slots[j].valid) continue;
+      values.push_back(wire::Slot{true, false, j, std::bit_cast<uint32_t>(kPoison)});
+    }
+    h.slot_count = static_cast<uint16_t>(values.size());
+    std::vector<uint8_t> bytes(wire::ResultSize(values.size(), false));
+    if (wire::Encode(h, values, bytes) != bytes.size()) return;
+    // Every node of the test is on loopback, the switch's host too.
+    if (raw.Send(switch_.port, switch_.ipv4, server_port, bytes)) ++results_sent_;
+  }
+
   const libra::UdpEndpoint switch_;
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> sent_{0};
   std::atomic<uint64_t> seen_{0};
+  std::atomic<uint64_t> results_sent_{0};
   std::thread thread_;
 };
 
@@ -683,18 +714,22 @@ TEST_F(TrainJobTest, ForgedUpdatesFromTheServersAddressesLeaveTheModelBitIdentic
 }
 
 // Issue 22: a DATA forged with a worker's address (spoofed) that reaches
-// the switch before the real packet of its number changes that epoch's sum.
+// the switch before the real packet of its number changes that epoch's sum;
+// a RESULT forged with the switch's address that reaches a server before
+// the switch's answer changes what the server collects.
 // The workers' terms in WRITTEN_KEYS (over ZeroMQ, which the forger does not
 // touch) make the servers find every such epoch (sum_check.h), sum it from
 // the workers' own values instead, and the model stays bit-identical.
-TEST_F(TrainJobTest, ForgedDataFromTheWorkersAddressesLeavesTheModelBitIdentical) {
+TEST_F(TrainJobTest, ForgedDataAndResultsLeaveTheModelBitIdentical) {
   if (!RawUdp::Available()) {
-    GTEST_SKIP() << "spoofing the workers' addresses needs a raw socket (root / CAP_NET_RAW)";
+    GTEST_SKIP() << "spoofing the workers' and the switch's addresses needs a raw socket (root / "
+                    "CAP_NET_RAW)";
   }
-  uint64_t sent = 0, seen = 0;
-  const auto reports = TrainUndisturbedAndForged<DataForger>("data", [&](const DataForger& forger) {
+  uint64_t sent = 0, seen = 0, results = 0;
+  const auto reports = TrainUndisturbedAndForged<SumForger>("sums", [&](const SumForger& forger) {
     sent = forger.sent();
     seen = forger.data_seen();
+    results = forger.results_sent();
   });
   // The servers' sum checks, undisturbed and forged.
   uint64_t checked[2] = {0, 0}, disagreeing[2] = {0, 0}, unchecked[2] = {0, 0};
@@ -707,9 +742,10 @@ TEST_F(TrainJobTest, ForgedDataFromTheWorkersAddressesLeavesTheModelBitIdentical
       unchecked[forged] += check.value("epochs_unchecked", uint64_t{0});
     }
   }
-  std::cout << "forger: saw " << seen << " DATA, sent " << sent << " forged ones; "
-            << disagreeing[1] << " epochs' sums disagreed and were summed from the values, "
-            << checked[1] << " agreed\n";
+  std::cout << "forger: saw " << seen << " DATA, sent " << sent << " forged ones and " << results
+            << " forged RESULTs; " << disagreeing[1]
+            << " epochs' sums disagreed and were summed from the values, " << checked[1]
+            << " agreed\n";
   EXPECT_GT(checked[0], 0u);
   EXPECT_EQ(disagreeing[0], 0u) << "an honest switch's sums agree";
   EXPECT_EQ(unchecked[0] + unchecked[1], 0u);

@@ -155,6 +155,7 @@ class ServerPathImpl final : public ps::ServerHotPath {
       collector_->AddWrittenKeys(keys.epoch, keys.worker, keys.key_set);
       sum_check_->AddTerm(keys.epoch, keys.worker, keys.sum_term);  // a repeat is ignored
     }
+    ready_cond_.notify_all();
     early_reports_.clear();
   }
 
@@ -163,7 +164,9 @@ class ServerPathImpl final : public ps::ServerHotPath {
   // its term for the check of the switch's sums.
   void OnWrittenKeys(const WrittenKeys& keys) {
     std::lock_guard<std::mutex> lock(mu_);
-    if (sum_check_) sum_check_->AddTerm(keys.epoch, keys.worker, keys.sum_term);
+    if (sum_check_ && sum_check_->AddTerm(keys.epoch, keys.worker, keys.sum_term)) {
+      ready_cond_.notify_all();  // a check may wait for it
+    }
     if (collector_) {
       collector_->AddWrittenKeys(keys.epoch, keys.worker, keys.key_set);
     } else if (early_reports_.size() < kMaxEarlyReports && !stopping_) {
@@ -270,8 +273,17 @@ class ServerPathImpl final : public ps::ServerHotPath {
         if (it == ready_.end()) continue;
         epoch = std::move(it->second);
         ready_.erase(it);
+      }
+      // Sums from the switch are checked first; the check may wait for the
+      // workers' terms, and the fallback may deliver the epoch meanwhile.
+      if (epoch.from_switch && !CheckSwitchSums(&epoch)) continue;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
         aggregator_->Forget(next_apply_);
         ++next_apply_;
+        // A second delivery of an epoch now applied (the fallback's, while
+        // the switch's was checked) is dropped.
+        ready_.erase(ready_.begin(), ready_.lower_bound(next_apply_));
       }
       if (!Apply(std::move(epoch))) return;
     }
@@ -284,11 +296,9 @@ class ServerPathImpl final : public ps::ServerHotPath {
       LOG(INFO) << "libra: collected epoch " << epoch.epoch << ": " << epoch.keys.size()
                 << " keys, first sum " << (epoch.vals.empty() ? 0.f : epoch.vals[0]);
     }
-    if (epoch.from_switch) {
-      CheckSwitchSums(&epoch);
-    } else if (!epoch.saturated_keys.empty()) {
-      SumSaturatedExactly(&epoch);
-    }
+    // (Those from the switch were checked, and their saturated sums made
+    // exact, by CheckSwitchSums.)
+    if (!epoch.from_switch && !epoch.saturated_keys.empty()) SumSaturatedExactly(&epoch);
     Request push;
     push.push = true;
     push.num_merged = static_cast<int>(epoch.num_merged);
@@ -364,19 +374,27 @@ class ServerPathImpl final : public ps::ServerHotPath {
   // terms (a DATA or RESULT forged on the data path) is summed whole from
   // the workers' values. Either way the sums are those an honest switch
   // gives, bit for bit.
-  void CheckSwitchSums(CollectedEpoch* epoch) {
+  //
+  // The check waits for every worker's term: an epoch can come complete
+  // before some worker pushed it only if RESULTs were forged, and such a
+  // worker's values are not there to sum until it pushes (its WRITTEN_KEYS,
+  // with the term, leave just before its DATA), or, if it pushes to the
+  // servers instead (the switch found down meanwhile), until the fallback
+  // sums deliver the epoch: then those are applied, and this returns false
+  // (as it does when stopping). True: apply `epoch`.
+  bool CheckSwitchSums(CollectedEpoch* epoch) {
     std::vector<libra::hot::Key> from_values;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      std::unique_lock<std::mutex> lock(mu_);
       if (!sum_check_->HasAllTerms(epoch->epoch)) {
-        ++sums_without_terms_;
-        LOG(WARNING) << "libra: server " << ps::Postoffice::Get()->my_rank()
-                     << " lacks a worker's check of epoch " << epoch->epoch
-                     << "'s sums: summed from the workers' values";
-        from_values = published_.keys();
-      } else {
-        from_values = sum_check_->KeysToSumFromValues(*epoch);
+        ++epochs_waiting_for_terms_;
+        ready_cond_.wait(lock, [&] {
+          return stopping_ || sum_check_->HasAllTerms(epoch->epoch) ||
+                 ready_.count(epoch->epoch) > 0;
+        });
+        if (stopping_ || !sum_check_->HasAllTerms(epoch->epoch)) return false;
       }
+      from_values = sum_check_->KeysToSumFromValues(*epoch);
     }
     std::vector<FallbackPush> answers;
     if (!from_values.empty()) {
@@ -390,7 +408,7 @@ class ServerPathImpl final : public ps::ServerHotPath {
         std::lock_guard<std::mutex> lock(mu_);
         ++sums_unchecked_;
         saturated_clamped_ += epoch->saturated_keys.size();
-        return;
+        return true;
       }
     }
     bool agrees;
@@ -408,9 +426,10 @@ class ServerPathImpl final : public ps::ServerHotPath {
       LOG(WARNING) << "libra: server " << ps::Postoffice::Get()->my_rank() << ": the switch's sums "
                    << "of epoch " << epoch->epoch << " disagree with the workers' check (a DATA or "
                    << "RESULT forged on the data path?): summed from the workers' values";
-      if (!SumFromValues(epoch, &answers)) return;
+      if (!SumFromValues(epoch, &answers)) return true;
     }
     if (!epoch->saturated_keys.empty()) SumSaturatedFrom(answers, epoch);
+    return true;
   }
 
   // Replaces `epoch` with the sums of every worker's values of every owned
@@ -553,7 +572,7 @@ class ServerPathImpl final : public ps::ServerHotPath {
                            {{"epochs_checked", epochs_checked_},
                             {"keys_summed_from_values", keys_summed_from_values_},
                             {"epochs_disagreeing", epochs_disagreeing_},
-                            {"epochs_without_terms", sums_without_terms_},
+                            {"epochs_waiting_for_terms", epochs_waiting_for_terms_},
                             {"epochs_unchecked", sums_unchecked_}}},
                           {"saturated_keys_summed_exactly", saturated_exact_},
                           {"saturated_values_left_clamped", saturated_clamped_}};
@@ -649,7 +668,7 @@ class ServerPathImpl final : public ps::ServerHotPath {
   uint64_t fallback_pushes_late_ = 0, fallback_pushes_refused_ = 0;
   uint64_t saturated_exact_ = 0, saturated_clamped_ = 0;
   uint64_t epochs_checked_ = 0, keys_summed_from_values_ = 0, epochs_disagreeing_ = 0;
-  uint64_t sums_without_terms_ = 0, sums_unchecked_ = 0;
+  uint64_t epochs_waiting_for_terms_ = 0, sums_unchecked_ = 0;
   std::thread dispatcher_;
 };
 
