@@ -107,10 +107,12 @@ void WriteJson(const json& report, const fs::path& path) {
 
 // The hot set of a job on links of `rate_mbit`, chosen offline as `libra
 // demo` does: the workload's candidates (or options.capacity cells), cut by
-// the cost model unless the set is forced.
+// the cost model unless the set is forced; `plain_epoch_s`: the plain run's
+// epoch (iteration), measured (0: unknown).
 train::TrainingHotSet ChooseHotSet(const ClusterBenchOptions& options, const Workload& w,
                                    const train::Dataset& train_rows, const train::Model& model,
-                                   const train::TrainJobConfig& config, double rate_mbit) {
+                                   const train::TrainJobConfig& config, double rate_mbit,
+                                   double plain_epoch_s) {
   train::TrainingHotSetOptions hot;
   const bool forced_cells = options.capacity != "auto" && options.capacity != "forced";
   hot.capacity_cells =
@@ -127,6 +129,7 @@ train::TrainingHotSet ChooseHotSet(const ClusterBenchOptions& options, const Wor
   hot.link_mbit = static_cast<uint64_t>(std::llround(rate_mbit));
   // The emulated hosts and the switch all run on this machine's cores.
   hot.shared_cores = std::thread::hardware_concurrency();
+  hot.measured_plain_epoch_s = plain_epoch_s;
   return train::FindTrainingHotSet(train_rows, model, hot);
 }
 
@@ -225,11 +228,8 @@ int RunClusterBench(const ClusterBenchOptions& options, const std::string& self)
             std::snprintf(rate_text, sizeof(rate_text), "%g", rate);
             const std::string tag = w.name + "-" + model_name + "-w" + std::to_string(n) + "-s" +
                                     std::to_string(m) + "-" + rate_text + "mbit";
-            const train::TrainingHotSet found =
-                ChooseHotSet(options, w, train_rows, *model, config, rate);
             const std::string hot_set_path =
                 fs::absolute(fs::path(options.out_dir) / ("hot-set-" + tag + ".bin")).string();
-            hot::WriteHotSetFile(found.hot_set, hot_set_path);
 
             ClusterRunOptions where;
             where.out_dir = options.out_dir;
@@ -241,20 +241,26 @@ int RunClusterBench(const ClusterBenchOptions& options, const std::string& self)
             ClusterJob job{config, "", plan.iterations_per_epoch * config.epochs, tag + "-plain"};
             job.config.json_path =
                 fs::absolute(fs::path(options.out_dir) / (job.tag + ".json")).string();
-            json r{{"workload", w.name},
-                   {"skew", w.skew},
-                   {"model", model_name},
-                   {"workers", n},
-                   {"servers", m},
-                   {"rate_mbit", rate},
-                   {"hot_keys", found.hot_set.size()},
-                   {"hot_values", found.hot_set.num_values()},
-                   {"hot_share", found.hot_update_share()}};
-            if (!found.cost_why.empty()) r["cost_model"] = found.cost_why;
+            json r{{"workload", w.name}, {"skew", w.skew}, {"model", model_name},
+                   {"workers", n},       {"servers", m},   {"rate_mbit", rate}};
+            double hot_share = 0;
             try {
               r["plain"] = RunOnCluster(job, where, self);
               if (r["plain"]["status"] == 130) g_stop = SIGINT;
               if (g_stop) break;
+              // The set is chosen knowing the plain epoch, as the controller
+              // knows it from its sampling phase (hot::CostInput).
+              const double plain_rate = r["plain"].value("samples_per_second", 0.0);
+              const double plain_epoch_s =
+                  plain_rate > 0 ? static_cast<double>(n) * config.batch / plain_rate : 0;
+              const train::TrainingHotSet found =
+                  ChooseHotSet(options, w, train_rows, *model, config, rate, plain_epoch_s);
+              hot::WriteHotSetFile(found.hot_set, hot_set_path);
+              hot_share = found.hot_update_share();
+              r["hot_keys"] = found.hot_set.size();
+              r["hot_values"] = found.hot_set.num_values();
+              r["hot_share"] = hot_share;
+              if (!found.cost_why.empty()) r["cost_model"] = found.cost_why;
               job.hot_set_path = hot_set_path;
               job.tag = tag + "-libra";
               job.config.json_path =
@@ -267,7 +273,7 @@ int RunClusterBench(const ClusterBenchOptions& options, const std::string& self)
             const json& plain = r.value("plain", json::object());
             const json& libra = r.value("libra", json::object());
             if (plain.contains("samples_per_second") && libra.contains("samples_per_second")) {
-              CompareRuns(n, m, found.hot_update_share(), options.target_loss, r);
+              CompareRuns(n, m, hot_share, options.target_loss, r);
               PrintRow(r);
             } else {
               ++failures;

@@ -126,9 +126,11 @@ TrainingRows ReadTrainingRows(const train::TrainJobConfig& config) {
 // Chooses the hot set for links of `link_mbit` (0: unknown, loopback),
 // writes it to `path` and returns the "hot_set" part of the report. With
 // capacity "auto" the cost model cuts the keys that fit the switch to the
-// prefix that pays, maybe none.
+// prefix that pays, maybe none, knowing the plain run's epoch
+// (`plain_epoch_s`, 0: unknown) as the controller knows it from sampling.
 json ChooseHotSet(const TrainingRows& data, const train::TrainJobConfig& config,
-                  const DemoOptions& options, double link_mbit, const std::string& path) {
+                  const DemoOptions& options, double link_mbit, double plain_epoch_s,
+                  const std::string& path) {
   const bool by_cost = options.capacity == "auto";
   train::TrainingHotSetOptions hot;
   const uint64_t cells = by_cost ? 0 : std::stoull(options.capacity);
@@ -145,6 +147,7 @@ json ChooseHotSet(const TrainingRows& data, const train::TrainJobConfig& config,
   // The emulated hosts (or the local nodes) and the switch all run on this
   // machine's cores.
   hot.shared_cores = std::thread::hardware_concurrency();
+  hot.measured_plain_epoch_s = plain_epoch_s;
   const train::TrainingHotSet found = train::FindTrainingHotSet(data.rows, *data.model, hot);
   hot::WriteHotSetFile(found.hot_set, path);
   const hot::ProfileReport& p = found.profile;
@@ -607,20 +610,15 @@ int RunDemo(const DemoOptions& options, const std::string& self) {
     config.timeout_s = 3600;
     report["demo"]["data"] = config.data_path;
     rows = ReadTrainingRows(config);
-    if (run_libra) {
-      progress.Phase(std::string("hot set: ") +
-                     (options.capacity == "auto"
-                          ? "the keys that pay on " +
-                                (emulated ? Rate(link_mbit) + " links" : std::string("loopback"))
-                          : options.capacity + " switch cells, forced"));
-      report["hot_set"] =
-          ChooseHotSet(rows, config, options, link_mbit,
-                       fs::absolute(fs::path(options.out_dir) / "hot-set.bin").string());
-    }
   } catch (const std::exception& e) {
     std::cerr << "libra demo: " << e.what() << "\n";
     return 1;
   }
+  // A plain run's epoch (iteration), from its throughput; 0 without one.
+  auto epoch_of = [&](const std::optional<json>& run) {
+    const double rate = run ? (*run)["throughput"].value("samples_per_second", 0.0) : 0.0;
+    return rate > 0 ? static_cast<double>(config.workers) * config.batch / rate : 0.0;
+  };
 
   // One run; its report, or nothing if it failed.
   auto train = [&](bool libra, uint32_t epochs, const json& hot_set, double rate,
@@ -663,6 +661,19 @@ int RunDemo(const DemoOptions& options, const std::string& self) {
     plain_overhead = std::clamp(*plain_wall - (rate > 0 ? samples / rate : 0.0), 0.0, *plain_wall);
   }
   if (run_libra) {
+    progress.Phase(std::string("hot set: ") +
+                   (options.capacity == "auto"
+                        ? "the keys that pay on " +
+                              (emulated ? Rate(link_mbit) + " links" : std::string("loopback"))
+                        : options.capacity + " switch cells, forced"));
+    try {
+      report["hot_set"] =
+          ChooseHotSet(rows, config, options, link_mbit, epoch_of(plain),
+                       fs::absolute(fs::path(options.out_dir) / "hot-set.bin").string());
+    } catch (const std::exception& e) {
+      std::cerr << "libra demo: " << e.what() << "\n";
+      return 1;
+    }
     progress.Phase("run: Libra (hot keys aggregated in libra switchd)" + where, left(true));
     if (!(libra = train(true, options.epochs, report["hot_set"], link_mbit, "libra"))) {
       std::cerr << "libra demo: the Libra run failed\n";
@@ -692,20 +703,20 @@ int RunDemo(const DemoOptions& options, const std::string& self) {
       }
       progress.Phase("sweep: " + Rate(rate) + " (plain and Libra)", left(false));
       --sweep_left;
+      char tag[64];
+      std::snprintf(tag, sizeof(tag), "sweep-%gmbit", rate);
+      const uint32_t epochs = SweepEpochs(options, *plain, rate);
+      const auto p = train(false, epochs, nullptr, rate, std::string(tag) + "-plain");
       json hot_set;
       try {
         char name[64];
         std::snprintf(name, sizeof(name), "hot-set-%gmbit.bin", rate);
-        hot_set = ChooseHotSet(rows, config, options, rate,
+        hot_set = ChooseHotSet(rows, config, options, rate, epoch_of(p),
                                fs::absolute(fs::path(options.out_dir) / name).string());
       } catch (const std::exception& e) {
         std::cerr << "libra demo: " << e.what() << "\n";
         return 1;
       }
-      char tag[64];
-      std::snprintf(tag, sizeof(tag), "sweep-%gmbit", rate);
-      const uint32_t epochs = SweepEpochs(options, *plain, rate);
-      const auto p = train(false, epochs, nullptr, rate, std::string(tag) + "-plain");
       const auto l = train(true, epochs, hot_set, rate, std::string(tag) + "-libra");
       if (!p || !l) {
         std::cerr << "libra demo: the sweep's runs at " << Rate(rate) << " failed\n";

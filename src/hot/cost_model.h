@@ -68,6 +68,14 @@ struct CostInput {
   // path's packets, at every host and the switch, are CPU the plain PS does
   // not spend, and together they must fit these cores.
   double shared_cores = 0;
+  // A plain epoch as measured on this job (the controller: the workers'
+  // median time between pushes while sampling, which runs plain); 0:
+  // unknown. When given it is the plain path's time, and what it holds
+  // beyond the predicted plain epoch (the workers' compute, and whatever
+  // the model does not see) is taken to be on the hot path too: Libra's
+  // epoch is that remainder plus the predicted hot-path epoch. A model
+  // that overrates the plain path so gives the hot path no credit for it.
+  double measured_plain_epoch_s = 0;
   CostConstants constants;
 };
 
@@ -75,19 +83,21 @@ struct CostInput {
 struct CostPrediction {
   size_t keys = 0;  // the set: the `keys` most pushed keys
   uint64_t values = 0;
-  double written_values = 0;        // values some worker pushes in an epoch
-  double written_rows = 0;          // rows of P cells with a written value
-  double collect_packets = 0;       // COLLECTs (and RESULTs) per epoch, all servers
-  double update_packets = 0;        // UPDATEs per epoch, all servers (REPLICAs per worker)
-  double plain_server_bytes = 0;    // the set's pairs per server link, both directions
-  double plain_worker_bytes = 0;    // the set's pairs per worker link, both directions
-  double libra_server_bytes = 0;    // RESULT + UPDATE per server link (+ COLLECT)
-  double libra_worker_bytes = 0;    // DATA + REPLICA per worker link
-  double libra_server_packets = 0;  // per server
-  double libra_worker_packets = 0;  // per worker
-  double libra_switch_packets = 0;  // through the switch
-  double plain_seconds = 0;         // the epoch on the plain PS
-  double libra_seconds = 0;         // the epoch with the set on the hot path
+  double written_values = 0;           // values some worker pushes in an epoch
+  double written_rows = 0;             // rows of P cells with a written value
+  double collect_packets = 0;          // COLLECTs (and RESULTs) per epoch, all servers
+  double update_packets = 0;           // UPDATEs per epoch, all servers (REPLICAs per worker)
+  double plain_server_bytes = 0;       // the set's pairs per server link, both directions
+  double plain_worker_bytes = 0;       // the set's pairs per worker link, both directions
+  double libra_server_bytes = 0;       // RESULT + UPDATE per server link (+ COLLECT)
+  double libra_worker_bytes = 0;       // DATA + REPLICA per worker link
+  double libra_server_packets = 0;     // per server
+  double libra_worker_packets = 0;     // per worker
+  double libra_switch_packets = 0;     // through the switch
+  double plain_seconds = 0;            // the epoch on the plain PS (measured when known)
+  double libra_seconds = 0;            // the epoch with the set on the hot path
+  double predicted_plain_seconds = 0;  // the plain epoch as the model predicts it
+  double unmodelled_seconds = 0;       // measured_plain_epoch_s beyond that (0 without it)
   double saving_seconds() const { return plain_seconds - libra_seconds; }
   double predicted_speedup() const { return libra_seconds > 0 ? plain_seconds / libra_seconds : 1; }
 };

@@ -79,6 +79,7 @@ TrainingHotSet FindTrainingHotSet(const Dataset& train, const Model& model,
     input.capacity_values = options.capacity_cells;
     input.link_bytes_per_s = static_cast<double>(options.link_mbit) * 1e6 / 8;
     input.shared_cores = options.shared_cores;
+    input.measured_plain_epoch_s = options.measured_plain_epoch_s;
     // Priced at what they are expected to cost, not at their sampled
     // counts, which overstate the tail the sample found (sampled_rates.h).
     std::vector<uint64_t> counts;

@@ -34,6 +34,9 @@ struct TrainingHotSetOptions {
   uint32_t servers = 1;
   uint64_t link_mbit = 0;
   double shared_cores = 0;  // the cores every node and the switch share (0: own CPUs)
+  // A plain epoch (iteration) of this job as measured, as the controller's
+  // sampling phase measures it (hot::CostInput); 0: unknown.
+  double measured_plain_epoch_s = 0;
 };
 
 struct TrainingHotSet {

@@ -155,6 +155,42 @@ TEST(CostModel, SharedCoresStretchTheHotPathsLatencyAndBoundItsPackets) {
   EXPECT_EQ(ChooseByCost(shared).chosen.keys, 0u) << ChooseByCost(shared).why;
 }
 
+// The controller measures the plain epoch while sampling. What it holds
+// beyond the model's plain epoch (the workers' compute) is on both paths;
+// a measured epoch shorter than the model's gives the hot path no credit
+// for the difference.
+TEST(CostModel, AMeasuredPlainEpochIsThePlainPathAndItsRemainderIsOnBoth) {
+  const CostInput predicted = ZipfJob(100000, 4, 20);
+  const CostChoice by_model = ChooseByCost(predicted);
+  ASSERT_GT(by_model.chosen.keys, 0u) << by_model.why;
+  const CostPrediction p = by_model.chosen;
+  EXPECT_EQ(p.unmodelled_seconds, 0);
+  EXPECT_EQ(p.plain_seconds, p.predicted_plain_seconds);
+
+  // The workers compute for as long as the model's whole plain epoch: the
+  // same saving, now of a twice longer epoch.
+  CostInput computing = predicted;
+  computing.measured_plain_epoch_s = 2 * p.predicted_plain_seconds;
+  const CostPrediction q = PredictCost(computing, by_model.ordered, p.keys);
+  EXPECT_DOUBLE_EQ(q.plain_seconds, computing.measured_plain_epoch_s);
+  EXPECT_DOUBLE_EQ(q.unmodelled_seconds, p.predicted_plain_seconds);
+  EXPECT_DOUBLE_EQ(q.libra_seconds, p.libra_seconds + p.predicted_plain_seconds);
+  EXPECT_NEAR(q.saving_seconds(), p.saving_seconds(), 1e-12);
+  EXPECT_NE(ChooseByCost(computing).why.find("as measured"), std::string::npos);
+
+  // So much compute that the saving is under min_saving of the epoch: plain.
+  computing.measured_plain_epoch_s = 2 * p.saving_seconds() / predicted.constants.min_saving;
+  EXPECT_EQ(ChooseByCost(computing).chosen.keys, 0u) << ChooseByCost(computing).why;
+
+  // A plain epoch measured faster than the model predicts it, and than the
+  // hot path's predicted epoch: plain.
+  CostInput fast = predicted;
+  fast.measured_plain_epoch_s = 0.9 * p.libra_seconds;
+  const CostChoice by_measure = ChooseByCost(fast);
+  EXPECT_EQ(by_measure.chosen.keys, 0u) << by_measure.why;
+  EXPECT_EQ(PredictCost(fast, by_model.ordered, p.keys).unmodelled_seconds, 0);
+}
+
 TEST(CostModel, NothingSampledMeansNoHotSet) {
   CostInput input;
   input.capacity_values = 1000;

@@ -19,6 +19,7 @@ JoinRequest SampleJoin() {
   join.rank = 3;
   join.address = {0x7f000001, 4242};
   join.max_abs_value = 2.5f;
+  join.plain_epoch_seconds = 0.125f;
   join.counts = {{7, 1, 10, 0}, {9, 4, 3, 1}, {~0ull, 2, 1, 2}};
   return join;
 }
@@ -59,6 +60,7 @@ TEST(HotPathMessages, JoinRoundTrips) {
   EXPECT_EQ(back->rank, join.rank);
   EXPECT_EQ(back->address, join.address);
   EXPECT_EQ(back->max_abs_value, join.max_abs_value);
+  EXPECT_EQ(back->plain_epoch_seconds, join.plain_epoch_seconds);
   ASSERT_EQ(back->counts.size(), join.counts.size());
   for (size_t i = 0; i < join.counts.size(); ++i) {
     EXPECT_EQ(back->counts[i].key, join.counts[i].key);

@@ -60,6 +60,24 @@ TEST(KeySampler, CountsEveryPushAndTakesTheHeaviestOnce) {
   EXPECT_TRUE(sampler.TakeHeaviest(10).empty()) << "the counts are forgotten once taken";
 }
 
+TEST(KeySampler, TheMedianEpochIsTheMedianTimeBetweenPushes) {
+  KeySampler sampler;
+  const auto start = std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
+  EXPECT_EQ(sampler.MedianEpochSeconds(), 0) << "no epoch timed yet";
+  sampler.NotePushAt(start);
+  EXPECT_EQ(sampler.MedianEpochSeconds(), 0) << "one push is no epoch";
+  // Epochs of 900 ms (the first: the first pulls of everything), 100, 120
+  // and 110 ms: the median is 110 ms, not the mean.
+  auto at = start;
+  for (const int ms : {900, 100, 120, 110}) {
+    at += std::chrono::milliseconds(ms);
+    sampler.NotePushAt(at);
+  }
+  EXPECT_NEAR(sampler.MedianEpochSeconds(), 0.120, 1e-9) << "the upper median of 4";
+  sampler.NotePushAt(at - std::chrono::milliseconds(5));  // a clock that went back: not an epoch
+  EXPECT_NEAR(sampler.MedianEpochSeconds(), 0.120, 1e-9);
+}
+
 TEST(HotSplit, HotKeysOfTheirSampledLengthGoHotInThePushOrder) {
   const auto hot_set = SmallHotSet();
   // 30 is hot with 2 values; pushed with 1 it stays cold. 5 is not hot.

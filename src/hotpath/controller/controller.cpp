@@ -18,6 +18,26 @@ namespace libra::hotpath {
 Controller::Controller(const HotPathConfig& config, int num_workers, int num_servers)
     : config_(config), num_workers_(num_workers), num_servers_(num_servers) {}
 
+namespace {
+
+// The workers' median epoch while they sampled (the plain path's), in
+// seconds; 0 when none of them timed one.
+double MedianPlainEpoch(const std::vector<std::pair<ps::SimpleData, JoinRequest>>& joins) {
+  std::vector<double> epochs;
+  for (const auto& [request, join] : joins) {
+    const double seconds = join.plain_epoch_seconds;
+    if (join.role == JoinRequest::Role::kWorker && std::isfinite(seconds) && seconds > 0) {
+      epochs.push_back(seconds);
+    }
+  }
+  if (epochs.empty()) return 0;
+  const auto middle = epochs.begin() + static_cast<std::ptrdiff_t>(epochs.size() / 2);
+  std::nth_element(epochs.begin(), middle, epochs.end());
+  return *middle;
+}
+
+}  // namespace
+
 int Controller::ChooseScaleBits(uint32_t num_workers, float max_abs) {
   if (!(max_abs > 0) || !std::isfinite(max_abs)) return 16;
   // Largest F with num_workers * max_abs * 2^F * 16 <= 2^31.
@@ -89,6 +109,7 @@ std::shared_ptr<const libra::hot::HotSet> Controller::ChooseFromSamples(
     input.capacity_values = capacity;
     input.link_bytes_per_s = config_.link_mbit * 1e6 / 8;
     input.shared_cores = config_.shared_cores;
+    input.measured_plain_epoch_s = MedianPlainEpoch(joins_);
     // Priced at what they are expected to cost from now on, not at their
     // sampled counts, which overstate the tail the sample found
     // (sampled_rates.h); every sampled key tells how much they do.
@@ -254,6 +275,8 @@ nlohmann::json Controller::CostReport() {
           {"libra_worker_packets_per_epoch", p.libra_worker_packets},
           {"libra_switch_packets_per_epoch", p.libra_switch_packets},
           {"plain_seconds_per_epoch", p.plain_seconds},
+          {"predicted_plain_seconds_per_epoch", p.predicted_plain_seconds},
+          {"unmodelled_seconds_per_epoch", p.unmodelled_seconds},
           {"libra_seconds_per_epoch", p.libra_seconds}};
 }
 

@@ -23,6 +23,7 @@ std::string Encode(const JoinRequest& join) {
   w.Put(join.address.port);
   w.Put(join.max_abs_value);
   w.Put(join.epoch);
+  w.Put(join.plain_epoch_seconds);
   w.Put<uint64_t>(join.counts.size());
   for (const KeyCount& c : join.counts) {
     w.Put(c.key);
@@ -40,7 +41,7 @@ std::optional<JoinRequest> DecodeJoin(const std::string& body) {
   uint64_t n = 0;
   if (!r.Get(&role) || !r.Get(&join.rank) || !r.Get(&join.address.ipv4) ||
       !r.Get(&join.address.port) || !r.Get(&join.max_abs_value) || !r.Get(&join.epoch) ||
-      !r.GetCount(24, &n)) {
+      !r.Get(&join.plain_epoch_seconds) || !r.GetCount(24, &n)) {
     return std::nullopt;
   }
   if (role != 1 && role != 2) return std::nullopt;

@@ -62,6 +62,8 @@ struct JoinRequest {
   libra::UdpEndpoint address;
   float max_abs_value = 0;  // largest |value| pushed (workers)
   uint32_t epoch = 0;       // the epoch a worker joins at (its first hot push)
+  // A worker's median epoch while sampling (plain), in seconds; 0: unknown.
+  float plain_epoch_seconds = 0;
   std::vector<KeyCount> counts;
 };
 

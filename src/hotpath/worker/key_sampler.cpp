@@ -40,4 +40,19 @@ std::vector<KeyCount> KeySampler::TakeHeaviest(std::size_t limit) {
   return heaviest;
 }
 
+void KeySampler::NotePushAt(std::chrono::steady_clock::time_point at) {
+  if (last_push_ && at >= *last_push_) {
+    epoch_seconds_.push_back(std::chrono::duration<double>(at - *last_push_).count());
+  }
+  last_push_ = at;
+}
+
+double KeySampler::MedianEpochSeconds() const {
+  if (epoch_seconds_.empty()) return 0;
+  std::vector<double> sorted = epoch_seconds_;
+  const auto middle = sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2);
+  std::nth_element(sorted.begin(), middle, sorted.end());
+  return *middle;
+}
+
 }  // namespace libra::hotpath

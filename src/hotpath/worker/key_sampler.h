@@ -1,13 +1,16 @@
 // The worker's sampling phase: before the hot path's first epoch a worker
-// counts how often it pushes each key (and the largest magnitude it pushes),
-// and its JOIN hands the controller the heaviest of those counts
-// (sampled_counts.h), from which the controller chooses the hot set.
+// counts how often it pushes each key (and the largest magnitude it pushes)
+// and times its epochs, and its JOIN hands the controller the heaviest of
+// those counts (sampled_counts.h), from which the controller chooses the hot
+// set, and the median epoch, the plain path's as measured (cost_model.h).
 //
 // Not thread-safe: the worker path calls it under its push lock.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "hot/hot_key_table.h"
@@ -29,6 +32,12 @@ class KeySampler {
   // their `server` left 0 for the caller to fill; forgets every count.
   std::vector<KeyCount> TakeHeaviest(std::size_t limit);
 
+  // A push of the sampling phase (or the JOIN's) began at `at`: the time
+  // from one to the next is an epoch of the plain path.
+  void NotePushAt(std::chrono::steady_clock::time_point at);
+  // The median of those epochs in seconds; 0 before two pushes.
+  double MedianEpochSeconds() const;
+
   float max_abs() const { return max_abs_; }
   std::uint64_t keys_counted() const { return keys_counted_; }  // distinct, at TakeHeaviest
   std::uint64_t keys_taken() const { return keys_taken_; }
@@ -41,6 +50,8 @@ class KeySampler {
   hot::HotKeyTable<Sampled> counts_;
   float max_abs_ = 0;
   std::uint64_t keys_counted_ = 0, keys_taken_ = 0;
+  std::optional<std::chrono::steady_clock::time_point> last_push_;
+  std::vector<double> epoch_seconds_;
 };
 
 }  // namespace libra::hotpath

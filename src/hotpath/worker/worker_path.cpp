@@ -113,6 +113,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     if (epochs_pushed_++ == 0) next_epoch_ = resume_epoch.load();
     const uint32_t epoch = next_epoch_++;
     if (epoch < first_hot_epoch_) sampler_.Count(all);
+    if (epoch <= first_hot_epoch_) sampler_.NotePushAt(std::chrono::steady_clock::now());
     if (epoch >= first_hot_epoch_ && !joined_) Join(all, epoch);
     if (!hot_set_) {
       *cold = all;
@@ -215,6 +216,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     join.rank = static_cast<uint32_t>(ps::Postoffice::IDtoRank(worker_id));
     join.address = node_->ReserveUdpEndpoint();
     join.max_abs_value = sampler_.max_abs();
+    join.plain_epoch_seconds = static_cast<float>(sampler_.MedianEpochSeconds());
     join.counts = sampler_.TakeHeaviest(MostHotKeys());
     ps::SArray<ps::Key> keys;
     for (const KeyCount& c : join.counts) keys.push_back(c.key);
