@@ -129,7 +129,9 @@ struct phv {
   __u32 index[LIBRA_XDP_MAX_JOB_SLOTS];
   __u32 value[LIBRA_XDP_MAX_JOB_SLOTS];
   __u32 word[LIBRA_XDP_MAX_JOB_SLOTS]; /* DATA: the slot's exponent-table word */
-  __u32 forget;                        /* see forget() */
+  /* DATA: the slot's cell in `values`, NO_CELL for an invalid slot. */
+  __u32 target[LIBRA_XDP_MAX_JOB_SLOTS];
+  __u32 forget; /* see forget() */
 };
 
 struct {
@@ -668,8 +670,10 @@ static __always_inline __u32 forget(struct phv *phv, __u32 x) {
   return *(volatile __u32 *)&phv->forget;
 }
 
-/* A slot without its valid bit, in phv->word: no table word has status 3. */
+/* A slot without its valid bit, in phv->word (no table word has status 3)
+ * and phv->target (beyond any `values` map, so its lookup fails). */
 #define WORD_INVALID 0xffffffffu
+#define NO_CELL 0xffffffffu
 
 static __always_inline __u32 load32_aligned(const __u8 *p) { return bpf_ntohl(*(const __u32 *)p); }
 
@@ -705,6 +709,10 @@ __noinline int data_path(struct xdp_md *ctx, struct slot_loop *packet) {
   if (count > LIBRA_XDP_MAX_JOB_SLOTS || worker >= LIBRA_XDP_MAX_WORKERS) return XDP_DROP;
   const __u8 *slots = phv->in + LIBRA_WIRE_HEADER_BYTES;
   __u32 row = load32_aligned(slots) & LIBRA_WIRE_SLOT_INDEX_MASK;
+  /* Slot s adds into its cell of array s. */
+  __u32 bank = packet->epoch & 1;
+  __u32 base = bank * j->cells_per_array;
+  __u32 arrays = j->slots_per_packet;
   __u32 out_of_range = 0, off_row = 0, rejected = 0, saturated_values = 0;
   for (__u32 s = 0; s < count && s < LIBRA_XDP_MAX_JOB_SLOTS; s++) {
     const __u8 *at = slots + s * LIBRA_WIRE_SLOT_BYTES;
@@ -713,6 +721,7 @@ __noinline int data_path(struct xdp_md *ctx, struct slot_loop *packet) {
     __u32 index = key & LIBRA_WIRE_SLOT_INDEX_MASK;
     if (!(key & LIBRA_WIRE_SLOT_VALID_BIT)) {
       phv->word[s] = WORD_INVALID;
+      phv->target[s] = NO_CELL;
       off_row = 1;
       continue;
     }
@@ -725,7 +734,7 @@ __noinline int data_path(struct xdp_md *ctx, struct slot_loop *packet) {
     off_row |= index != row;
     rejected += status == STATUS_REJECTED;
     saturated_values += status == STATUS_SATURATED;
-    phv->index[s] = index;
+    phv->target[s] = (base + index) * arrays + s;
     phv->value[s] = bits;
     phv->word[s] = word;
   }
@@ -739,8 +748,18 @@ __noinline int data_path(struct xdp_md *ctx, struct slot_loop *packet) {
   off_row = forget(phv, off_row);
   rejected = forget(phv, rejected);
   saturated_values = forget(phv, saturated_values);
+  /* Every cell read once, only to have its line on the way (BPF has no
+   * prefetch): a loop of a few instructions a slot keeps the misses of
+   * all slots in flight together, before the first locked instruction
+   * (dedup's compare-and-swap) waits for them; the adding loop's
+   * compare-and-swaps would take them one after another. */
+  for (__u32 s = 0; s < count && s < LIBRA_XDP_MAX_JOB_SLOTS; s++) {
+    __u32 target = phv->target[s];
+    __u64 *touched = bpf_map_lookup_elem(&values, &target);
+    if (touched) (void)*(volatile __u64 *)touched;
+  }
+  count = forget(phv, count); /* this loop's exits know it again */
 
-  __u32 bank = packet->epoch & 1;
   bump(LIBRA_XDP_DATA_PACKETS);
   __u32 dedup = worker * LIBRA_XDP_DEDUP_WINDOW + (seq % LIBRA_XDP_DEDUP_WINDOW);
   __u64 *cell = bpf_map_lookup_elem(&dedup_window, &dedup);
@@ -758,17 +777,14 @@ __noinline int data_path(struct xdp_md *ctx, struct slot_loop *packet) {
   count_n(LIBRA_XDP_VALUES_SATURATED, saturated_values);
   if (count != 0 && all_ok && !off_row) bump(LIBRA_XDP_DATA_ONE_ROW);
 
-  /* Slot s adds into its cell of array s. */
-  __u32 base = bank * j->cells_per_array;
-  __u32 arrays = j->slots_per_packet;
   __u32 aggregated = 0, stale = 0, saturated_cells = 0;
   for (__u32 s = 0; s < count && s < LIBRA_XDP_MAX_JOB_SLOTS; s++) {
     __u32 word = phv->word[s];
     if (word == WORD_INVALID) continue;
     __u32 bits = phv->value[s];
     __u32 status = (word >> 16) & 3;
-    __u32 at = (base + phv->index[s]) * arrays + s;
-    __u64 *value = bpf_map_lookup_elem(&values, &at);
+    __u32 target = phv->target[s];
+    __u64 *value = bpf_map_lookup_elem(&values, &target);
     if (!value) continue;
     int action = accumulate(value, tag, apply_to_fixed(word, bits), status != STATUS_OK);
     if (action == ACTION_KEEP) {
