@@ -52,6 +52,15 @@ struct {
   __type(value, struct libra_xdp_peer);
 } peers SEC(".maps");
 
+/* The common case's shortcut past `peers` (xdp_abi.h): an array lookup is
+ * inlined, a hash lookup is a call and a hash. */
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, LIBRA_XDP_MAX_WORKERS);
+  __type(key, __u32);
+  __type(value, struct libra_xdp_worker_address);
+} worker_addresses SEC(".maps");
+
 /* float32 -> fixed: the exponent table's ToFixedEntry words. */
 struct {
   __uint(type, BPF_MAP_TYPE_ARRAY);
@@ -1015,13 +1024,21 @@ int libra_switch(struct xdp_md *ctx) {
     bump(LIBRA_XDP_DROP_WRONG_JOB);
     return XDP_DROP;
   }
-  struct libra_xdp_peer *peer = bpf_map_lookup_elem(&peers, &source);
-  if (!peer) {
-    bump(LIBRA_XDP_DROP_UNKNOWN_PEER);
-    return XDP_DROP;
+  /* Addresses are unique in a job, so a DATA packet from its node id's
+   * worker address has the peer table's answer: that worker. */
+  __u32 role = LIBRA_XDP_ROLE_WORKER, id = node;
+  struct libra_xdp_worker_address *address = NULL;
+  if (type == LIBRA_WIRE_TYPE_DATA) address = bpf_map_lookup_elem(&worker_addresses, &id);
+  if (!address || !address->installed || address->ipv4 != source.ipv4 ||
+      address->port != source.port) {
+    struct libra_xdp_peer *peer = bpf_map_lookup_elem(&peers, &source);
+    if (!peer) {
+      bump(LIBRA_XDP_DROP_UNKNOWN_PEER);
+      return XDP_DROP;
+    }
+    role = peer->role;
+    id = peer->id;
   }
-  __u32 role = peer->role;
-  __u32 id = peer->id;
   int from_worker = role == LIBRA_XDP_ROLE_WORKER;
   int takes_slots = (type == LIBRA_WIRE_TYPE_DATA && from_worker) ||
                     (type == LIBRA_WIRE_TYPE_COLLECT && !from_worker);
