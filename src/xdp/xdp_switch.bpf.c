@@ -602,7 +602,7 @@ static __always_inline void build_ack(struct phv *phv, __u32 flags) {
  * received header rewritten in the frame itself, which holds it already
  * (no copy through the PHV, no bpf_xdp_store_bytes call). A header-only
  * answer never needs more room than its packet had. */
-__noinline int send_header(struct xdp_md *ctx, __u32 type, __u32 flags) {
+static __always_inline int answer_header(struct xdp_md *ctx, __u32 type, __u32 flags) {
   if (!ctx || turn_around(ctx, LIBRA_WIRE_HEADER_BYTES) != 0) return XDP_DROP;
   void *data = (void *)(long)ctx->data;
   void *data_end = (void *)(long)ctx->data_end;
@@ -612,6 +612,10 @@ __noinline int send_header(struct xdp_md *ctx, __u32 type, __u32 flags) {
   store16(payload + LIBRA_WIRE_FLAGS_AT, flags);
   store16(payload + LIBRA_WIRE_SLOT_COUNT_AT, 0);
   return transmit();
+}
+
+__noinline int send_header(struct xdp_md *ctx, __u32 type, __u32 flags) {
+  return answer_header(ctx, type, flags);
 }
 
 static __always_inline int send_ack(struct xdp_md *ctx, __u32 flags) {
@@ -686,20 +690,21 @@ static __always_inline __u32 forget(struct phv *phv, __u32 x) {
 
 static __always_inline __u32 load32_aligned(const __u8 *p) { return bpf_ntohl(*(const __u32 *)p); }
 
-/* DATA, the whole per-slot work in two plain loops in this one function,
- * without a call per slot (see the register programs on what a call
- * costs); the verifier walks the 32 iterations of each, its states pruned
- * where the paths of an iteration meet again.
+/* DATA, the whole per-slot work in plain loops inlined into the main
+ * program, without a call per slot or for the path (see the register
+ * programs on what a call costs); the verifier walks the 32 iterations of
+ * each, its states pruned where the paths of an iteration meet again.
  *
  * The first loop admits and classifies: each slot's words out of the
  * payload, its valid bit, its range, whether it keeps the packet on one
- * row, and its conversion status, whose exponent-table word is kept for
- * the second. Nothing is written but the PHV, so the drop of a packet with
- * an index out of range still comes before any register is touched, and
- * the counts wait for the model's order (dedup first). The model's
+ * row, and its conversion status, whose exponent-table word and cell
+ * number are kept for the last. Nothing is written but the PHV, so the
+ * drop of a packet with an index out of range still comes before any
+ * register is touched, and the counts wait for the model's order (dedup
+ * first). A second loop reads each slot's cell (see there). The model's
  * aggregate stage decides its counts on whether every valid value
- * converted cleanly, so the second loop, which converts and adds, runs
- * only when that is known.
+ * converted cleanly, so the last loop, which converts and adds, runs only
+ * when that is known.
  *
  * What the verifier must not learn: the loops keep nothing it could
  * branch on as a constant after them (a valid-slot mask in a register, a
@@ -707,8 +712,8 @@ static __always_inline __u32 load32_aligned(const __u8 *p) { return bpf_ntohl(*(
  * combination the iterations produced (2^32 masks). So an invalid slot is
  * marked in the PHV's memory, which it reads back as unknown, and the
  * counts are added to the counters whether zero or not; what is tested
- * after the first loop goes through forget(). */
-__noinline int data_path(struct xdp_md *ctx, struct slot_loop *packet) {
+ * after a loop goes through forget(). */
+static __always_inline int data_path(struct xdp_md *ctx, struct slot_loop *packet) {
   struct phv *phv = find_phv();
   __u32 zero = 0;
   struct libra_xdp_job *j = bpf_map_lookup_elem(&job, &zero);
@@ -806,7 +811,9 @@ __noinline int data_path(struct xdp_md *ctx, struct slot_loop *packet) {
   count_n(LIBRA_XDP_VALUES_AGGREGATED, aggregated);
   count_n(LIBRA_XDP_VALUES_STALE, stale);
   count_n(LIBRA_XDP_SATURATED_CELL_UPDATES, saturated_cells);
-  return send_ack(ctx, 0);
+  /* The common answer inlined: a call's return costs about 10 ns here. */
+  bump(LIBRA_XDP_ACKS);
+  return answer_header(ctx, LIBRA_WIRE_TYPE_ACK, 0);
 }
 
 __noinline int fin_path(struct xdp_md *ctx, __u32 worker, __u32 epoch, __u32 seq) {
