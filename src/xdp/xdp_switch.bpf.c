@@ -767,12 +767,15 @@ static __always_inline int data_path(struct xdp_md *ctx, struct slot_loop *packe
    * all slots in flight together, before the first locked instruction
    * (dedup's compare-and-swap) waits for them; the adding loop's
    * compare-and-swaps would take them one after another. */
-  for (__u32 s = 0; s < count && s < LIBRA_XDP_MAX_JOB_SLOTS; s++) {
-    __u32 target = phv->target[s];
-    __u64 *touched = bpf_map_lookup_elem(&values, &target);
-    if (touched) (void)*(volatile __u64 *)touched;
+  if (off_row) {
+    /* (A packet on one row has its cells on a few adjacent lines.) */
+    for (__u32 s = 0; s < count && s < LIBRA_XDP_MAX_JOB_SLOTS; s++) {
+      __u32 target = phv->target[s];
+      __u64 *touched = bpf_map_lookup_elem(&values, &target);
+      if (touched) (void)*(volatile __u64 *)touched;
+    }
+    count = forget(phv, count); /* this loop's exits know it again */
   }
-  count = forget(phv, count); /* this loop's exits know it again */
 
   bump(LIBRA_XDP_DATA_PACKETS);
   __u32 dedup = worker * LIBRA_XDP_DEDUP_WINDOW + (seq % LIBRA_XDP_DEDUP_WINDOW);
