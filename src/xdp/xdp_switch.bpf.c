@@ -949,6 +949,21 @@ __noinline int collect_path(struct xdp_md *ctx, struct slot_loop *packet, __u32 
   return reply(ctx, length);
 }
 
+/* A DATA packet of 32 slots, training's common packet. */
+#define FULL_DATA_BYTES (LIBRA_WIRE_HEADER_BYTES + LIBRA_XDP_MAX_JOB_SLOTS * LIBRA_WIRE_SLOT_BYTES)
+
+/* The payload of FULL_DATA_BYTES copied into the PHV by plain loads from
+ * the frame (x86 takes them unaligned), not a call of bpf_xdp_load_bytes;
+ * 0 when the frame is shorter. */
+static __always_inline int copy_full_data(const void *payload, const void *data_end, __u8 *to) {
+  if (payload + FULL_DATA_BYTES > data_end) return 0;
+  const __u64 *from = payload;
+#pragma unroll
+  for (int i = 0; i < FULL_DATA_BYTES / 8; i++) ((__u64 *)to)[i] = from[i];
+  *(__u32 *)(to + FULL_DATA_BYTES - 4) = *(const __u32 *)(payload + FULL_DATA_BYTES - 4);
+  return 1;
+}
+
 SEC("xdp")
 int libra_switch(struct xdp_md *ctx) {
   void *data = (void *)(long)ctx->data;
@@ -992,7 +1007,9 @@ int libra_switch(struct xdp_md *ctx) {
     return XDP_DROP;
   }
   __u32 copy = len > LIBRA_WIRE_MAX_MESSAGE_BYTES ? LIBRA_WIRE_MAX_MESSAGE_BYTES : len;
-  if (bpf_xdp_load_bytes(ctx, PAYLOAD_AT, phv->in, copy) != 0) return XDP_DROP;
+  if (len != FULL_DATA_BYTES || !copy_full_data(udp + 1, data_end, phv->in)) {
+    if (bpf_xdp_load_bytes(ctx, PAYLOAD_AT, phv->in, copy) != 0) return XDP_DROP;
+  }
   const __u8 *in = phv->in;
   if (in[LIBRA_WIRE_VERSION_AT] != LIBRA_WIRE_VERSION) {
     bump(LIBRA_XDP_DROP_BAD_VERSION);
