@@ -78,6 +78,14 @@ struct libra_xdp_peer_key {
   libra_u16 port;
   libra_u16 zero;
 };
+/* Worker w's address by its node id (map `worker_addresses`): a DATA
+ * packet whose source is its node id's address is that worker's without the
+ * peer table's hash lookup; any other packet asks the peer table. */
+struct libra_xdp_worker_address {
+  libra_u32 ipv4; /* network order */
+  libra_u16 port; /* network order */
+  libra_u16 installed;
+};
 #define LIBRA_XDP_ROLE_WORKER 0
 #define LIBRA_XDP_ROLE_SERVER 1
 struct libra_xdp_peer {

@@ -226,6 +226,11 @@ void XdpProgram::RemoveJob() {
   const int peers = bpf_map__fd(maps_->skeleton->maps.peers);
   libra_xdp_peer_key key{};
   while (bpf_map_get_next_key(peers, nullptr, &key) == 0) bpf_map_delete_elem(peers, &key);
+  const int addresses = bpf_map__fd(maps_->skeleton->maps.worker_addresses);
+  const libra_xdp_worker_address none{};
+  for (std::uint32_t w = 0; job_ && w < job_->workers.size(); ++w) {
+    bpf_map_update_elem(addresses, &w, &none, BPF_ANY);
+  }
   job_.reset();
 }
 
@@ -262,10 +267,14 @@ dataplane::InstallResult XdpProgram::InstallJob(const SwitchJob& job) {
   ClearRegisters();
   auto* skeleton = maps_->skeleton;
   const int peers = bpf_map__fd(skeleton->maps.peers);
+  const int worker_addresses = bpf_map__fd(skeleton->maps.worker_addresses);
   for (std::size_t i = 0; i < job.workers.size(); ++i) {
     const libra_xdp_peer_key key = PeerKey(job.workers[i]);
     const libra_xdp_peer peer{LIBRA_XDP_ROLE_WORKER, static_cast<libra_u16>(i)};
     bpf_map_update_elem(peers, &key, &peer, BPF_ANY);
+    const std::uint32_t w = static_cast<std::uint32_t>(i);
+    const libra_xdp_worker_address address{key.ipv4, key.port, 1};
+    bpf_map_update_elem(worker_addresses, &w, &address, BPF_ANY);
   }
   for (std::size_t i = 0; i < job.servers.size(); ++i) {
     const libra_xdp_peer_key key = PeerKey(job.servers[i]);

@@ -52,6 +52,15 @@ struct {
   __type(value, struct libra_xdp_peer);
 } peers SEC(".maps");
 
+/* The common case's shortcut past `peers` (xdp_abi.h): an array lookup is
+ * inlined, a hash lookup is a call and a hash. */
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, LIBRA_XDP_MAX_WORKERS);
+  __type(key, __u32);
+  __type(value, struct libra_xdp_worker_address);
+} worker_addresses SEC(".maps");
+
 /* float32 -> fixed: the exponent table's ToFixedEntry words. */
 struct {
   __uint(type, BPF_MAP_TYPE_ARRAY);
@@ -129,7 +138,9 @@ struct phv {
   __u32 index[LIBRA_XDP_MAX_JOB_SLOTS];
   __u32 value[LIBRA_XDP_MAX_JOB_SLOTS];
   __u32 word[LIBRA_XDP_MAX_JOB_SLOTS]; /* DATA: the slot's exponent-table word */
-  __u32 forget;                        /* see forget() */
+  /* DATA: the slot's cell in `values`, NO_CELL for an invalid slot. */
+  __u32 target[LIBRA_XDP_MAX_JOB_SLOTS];
+  __u32 forget; /* see forget() */
 };
 
 struct {
@@ -591,7 +602,7 @@ static __always_inline void build_ack(struct phv *phv, __u32 flags) {
  * received header rewritten in the frame itself, which holds it already
  * (no copy through the PHV, no bpf_xdp_store_bytes call). A header-only
  * answer never needs more room than its packet had. */
-__noinline int send_header(struct xdp_md *ctx, __u32 type, __u32 flags) {
+static __always_inline int answer_header(struct xdp_md *ctx, __u32 type, __u32 flags) {
   if (!ctx || turn_around(ctx, LIBRA_WIRE_HEADER_BYTES) != 0) return XDP_DROP;
   void *data = (void *)(long)ctx->data;
   void *data_end = (void *)(long)ctx->data_end;
@@ -601,6 +612,10 @@ __noinline int send_header(struct xdp_md *ctx, __u32 type, __u32 flags) {
   store16(payload + LIBRA_WIRE_FLAGS_AT, flags);
   store16(payload + LIBRA_WIRE_SLOT_COUNT_AT, 0);
   return transmit();
+}
+
+__noinline int send_header(struct xdp_md *ctx, __u32 type, __u32 flags) {
+  return answer_header(ctx, type, flags);
 }
 
 static __always_inline int send_ack(struct xdp_md *ctx, __u32 flags) {
@@ -668,25 +683,28 @@ static __always_inline __u32 forget(struct phv *phv, __u32 x) {
   return *(volatile __u32 *)&phv->forget;
 }
 
-/* A slot without its valid bit, in phv->word: no table word has status 3. */
+/* A slot without its valid bit, in phv->word (no table word has status 3)
+ * and phv->target (beyond any `values` map, so its lookup fails). */
 #define WORD_INVALID 0xffffffffu
+#define NO_CELL 0xffffffffu
 
 static __always_inline __u32 load32_aligned(const __u8 *p) { return bpf_ntohl(*(const __u32 *)p); }
 
-/* DATA, the whole per-slot work in two plain loops in this one function,
- * without a call per slot (see the register programs on what a call
- * costs); the verifier walks the 32 iterations of each, its states pruned
- * where the paths of an iteration meet again.
+/* DATA, the whole per-slot work in plain loops inlined into the main
+ * program, without a call per slot or for the path (see the register
+ * programs on what a call costs); the verifier walks the 32 iterations of
+ * each, its states pruned where the paths of an iteration meet again.
  *
  * The first loop admits and classifies: each slot's words out of the
  * payload, its valid bit, its range, whether it keeps the packet on one
- * row, and its conversion status, whose exponent-table word is kept for
- * the second. Nothing is written but the PHV, so the drop of a packet with
- * an index out of range still comes before any register is touched, and
- * the counts wait for the model's order (dedup first). The model's
+ * row, and its conversion status, whose exponent-table word and cell
+ * number are kept for the last. Nothing is written but the PHV, so the
+ * drop of a packet with an index out of range still comes before any
+ * register is touched, and the counts wait for the model's order (dedup
+ * first). A second loop reads each slot's cell (see there). The model's
  * aggregate stage decides its counts on whether every valid value
- * converted cleanly, so the second loop, which converts and adds, runs
- * only when that is known.
+ * converted cleanly, so the last loop, which converts and adds, runs only
+ * when that is known.
  *
  * What the verifier must not learn: the loops keep nothing it could
  * branch on as a constant after them (a valid-slot mask in a register, a
@@ -694,8 +712,8 @@ static __always_inline __u32 load32_aligned(const __u8 *p) { return bpf_ntohl(*(
  * combination the iterations produced (2^32 masks). So an invalid slot is
  * marked in the PHV's memory, which it reads back as unknown, and the
  * counts are added to the counters whether zero or not; what is tested
- * after the first loop goes through forget(). */
-__noinline int data_path(struct xdp_md *ctx, struct slot_loop *packet) {
+ * after a loop goes through forget(). */
+static __always_inline int data_path(struct xdp_md *ctx, struct slot_loop *packet) {
   struct phv *phv = find_phv();
   __u32 zero = 0;
   struct libra_xdp_job *j = bpf_map_lookup_elem(&job, &zero);
@@ -705,6 +723,10 @@ __noinline int data_path(struct xdp_md *ctx, struct slot_loop *packet) {
   if (count > LIBRA_XDP_MAX_JOB_SLOTS || worker >= LIBRA_XDP_MAX_WORKERS) return XDP_DROP;
   const __u8 *slots = phv->in + LIBRA_WIRE_HEADER_BYTES;
   __u32 row = load32_aligned(slots) & LIBRA_WIRE_SLOT_INDEX_MASK;
+  /* Slot s adds into its cell of array s. */
+  __u32 bank = packet->epoch & 1;
+  __u32 base = bank * j->cells_per_array;
+  __u32 arrays = j->slots_per_packet;
   __u32 out_of_range = 0, off_row = 0, rejected = 0, saturated_values = 0;
   for (__u32 s = 0; s < count && s < LIBRA_XDP_MAX_JOB_SLOTS; s++) {
     const __u8 *at = slots + s * LIBRA_WIRE_SLOT_BYTES;
@@ -713,6 +735,7 @@ __noinline int data_path(struct xdp_md *ctx, struct slot_loop *packet) {
     __u32 index = key & LIBRA_WIRE_SLOT_INDEX_MASK;
     if (!(key & LIBRA_WIRE_SLOT_VALID_BIT)) {
       phv->word[s] = WORD_INVALID;
+      phv->target[s] = NO_CELL;
       off_row = 1;
       continue;
     }
@@ -725,7 +748,7 @@ __noinline int data_path(struct xdp_md *ctx, struct slot_loop *packet) {
     off_row |= index != row;
     rejected += status == STATUS_REJECTED;
     saturated_values += status == STATUS_SATURATED;
-    phv->index[s] = index;
+    phv->target[s] = (base + index) * arrays + s;
     phv->value[s] = bits;
     phv->word[s] = word;
   }
@@ -739,8 +762,21 @@ __noinline int data_path(struct xdp_md *ctx, struct slot_loop *packet) {
   off_row = forget(phv, off_row);
   rejected = forget(phv, rejected);
   saturated_values = forget(phv, saturated_values);
+  /* Every cell read once, only to have its line on the way (BPF has no
+   * prefetch): a loop of a few instructions a slot keeps the misses of
+   * all slots in flight together, before the first locked instruction
+   * (dedup's compare-and-swap) waits for them; the adding loop's
+   * compare-and-swaps would take them one after another. */
+  if (off_row) {
+    /* (A packet on one row has its cells on a few adjacent lines.) */
+    for (__u32 s = 0; s < count && s < LIBRA_XDP_MAX_JOB_SLOTS; s++) {
+      __u32 target = phv->target[s];
+      __u64 *touched = bpf_map_lookup_elem(&values, &target);
+      if (touched) (void)*(volatile __u64 *)touched;
+    }
+    count = forget(phv, count); /* this loop's exits know it again */
+  }
 
-  __u32 bank = packet->epoch & 1;
   bump(LIBRA_XDP_DATA_PACKETS);
   __u32 dedup = worker * LIBRA_XDP_DEDUP_WINDOW + (seq % LIBRA_XDP_DEDUP_WINDOW);
   __u64 *cell = bpf_map_lookup_elem(&dedup_window, &dedup);
@@ -758,17 +794,14 @@ __noinline int data_path(struct xdp_md *ctx, struct slot_loop *packet) {
   count_n(LIBRA_XDP_VALUES_SATURATED, saturated_values);
   if (count != 0 && all_ok && !off_row) bump(LIBRA_XDP_DATA_ONE_ROW);
 
-  /* Slot s adds into its cell of array s. */
-  __u32 base = bank * j->cells_per_array;
-  __u32 arrays = j->slots_per_packet;
   __u32 aggregated = 0, stale = 0, saturated_cells = 0;
   for (__u32 s = 0; s < count && s < LIBRA_XDP_MAX_JOB_SLOTS; s++) {
     __u32 word = phv->word[s];
     if (word == WORD_INVALID) continue;
     __u32 bits = phv->value[s];
     __u32 status = (word >> 16) & 3;
-    __u32 at = (base + phv->index[s]) * arrays + s;
-    __u64 *value = bpf_map_lookup_elem(&values, &at);
+    __u32 target = phv->target[s];
+    __u64 *value = bpf_map_lookup_elem(&values, &target);
     if (!value) continue;
     int action = accumulate(value, tag, apply_to_fixed(word, bits), status != STATUS_OK);
     if (action == ACTION_KEEP) {
@@ -781,7 +814,9 @@ __noinline int data_path(struct xdp_md *ctx, struct slot_loop *packet) {
   count_n(LIBRA_XDP_VALUES_AGGREGATED, aggregated);
   count_n(LIBRA_XDP_VALUES_STALE, stale);
   count_n(LIBRA_XDP_SATURATED_CELL_UPDATES, saturated_cells);
-  return send_ack(ctx, 0);
+  /* The common answer inlined: a call's return costs about 10 ns here. */
+  bump(LIBRA_XDP_ACKS);
+  return answer_header(ctx, LIBRA_WIRE_TYPE_ACK, 0);
 }
 
 __noinline int fin_path(struct xdp_md *ctx, __u32 worker, __u32 epoch, __u32 seq) {
@@ -914,6 +949,21 @@ __noinline int collect_path(struct xdp_md *ctx, struct slot_loop *packet, __u32 
   return reply(ctx, length);
 }
 
+/* A DATA packet of 32 slots, training's common packet. */
+#define FULL_DATA_BYTES (LIBRA_WIRE_HEADER_BYTES + LIBRA_XDP_MAX_JOB_SLOTS * LIBRA_WIRE_SLOT_BYTES)
+
+/* The payload of FULL_DATA_BYTES copied into the PHV by plain loads from
+ * the frame (x86 takes them unaligned), not a call of bpf_xdp_load_bytes;
+ * 0 when the frame is shorter. */
+static __always_inline int copy_full_data(const void *payload, const void *data_end, __u8 *to) {
+  if (payload + FULL_DATA_BYTES > data_end) return 0;
+  const __u64 *from = payload;
+#pragma unroll
+  for (int i = 0; i < FULL_DATA_BYTES / 8; i++) ((__u64 *)to)[i] = from[i];
+  *(__u32 *)(to + FULL_DATA_BYTES - 4) = *(const __u32 *)(payload + FULL_DATA_BYTES - 4);
+  return 1;
+}
+
 SEC("xdp")
 int libra_switch(struct xdp_md *ctx) {
   void *data = (void *)(long)ctx->data;
@@ -957,7 +1007,9 @@ int libra_switch(struct xdp_md *ctx) {
     return XDP_DROP;
   }
   __u32 copy = len > LIBRA_WIRE_MAX_MESSAGE_BYTES ? LIBRA_WIRE_MAX_MESSAGE_BYTES : len;
-  if (bpf_xdp_load_bytes(ctx, PAYLOAD_AT, phv->in, copy) != 0) return XDP_DROP;
+  if (len != FULL_DATA_BYTES || !copy_full_data(udp + 1, data_end, phv->in)) {
+    if (bpf_xdp_load_bytes(ctx, PAYLOAD_AT, phv->in, copy) != 0) return XDP_DROP;
+  }
   const __u8 *in = phv->in;
   if (in[LIBRA_WIRE_VERSION_AT] != LIBRA_WIRE_VERSION) {
     bump(LIBRA_XDP_DROP_BAD_VERSION);
@@ -999,13 +1051,21 @@ int libra_switch(struct xdp_md *ctx) {
     bump(LIBRA_XDP_DROP_WRONG_JOB);
     return XDP_DROP;
   }
-  struct libra_xdp_peer *peer = bpf_map_lookup_elem(&peers, &source);
-  if (!peer) {
-    bump(LIBRA_XDP_DROP_UNKNOWN_PEER);
-    return XDP_DROP;
+  /* Addresses are unique in a job, so a DATA packet from its node id's
+   * worker address has the peer table's answer: that worker. */
+  __u32 role = LIBRA_XDP_ROLE_WORKER, id = node;
+  struct libra_xdp_worker_address *address = NULL;
+  if (type == LIBRA_WIRE_TYPE_DATA) address = bpf_map_lookup_elem(&worker_addresses, &id);
+  if (!address || !address->installed || address->ipv4 != source.ipv4 ||
+      address->port != source.port) {
+    struct libra_xdp_peer *peer = bpf_map_lookup_elem(&peers, &source);
+    if (!peer) {
+      bump(LIBRA_XDP_DROP_UNKNOWN_PEER);
+      return XDP_DROP;
+    }
+    role = peer->role;
+    id = peer->id;
   }
-  __u32 role = peer->role;
-  __u32 id = peer->id;
   int from_worker = role == LIBRA_XDP_ROLE_WORKER;
   int takes_slots = (type == LIBRA_WIRE_TYPE_DATA && from_worker) ||
                     (type == LIBRA_WIRE_TYPE_COLLECT && !from_worker);
