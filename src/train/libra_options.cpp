@@ -69,6 +69,7 @@ std::map<std::string, std::string> LibraEnvironment(const LibraOptions& options,
         std::to_string(SampleEpochs(options.sample_fraction, pushes_per_worker));
     env["LIBRA_CAPACITY"] = options.capacity;
     if (options.link_mbit > 0) env["LIBRA_LINK_MBIT"] = std::to_string(options.link_mbit);
+    env["LIBRA_PLAIN_EPOCH"] = options.plain_epoch;
     // A local job: every node and the switch run on this machine's cores.
     env["LIBRA_SHARED_CORES"] = std::to_string(std::max(1u, std::thread::hardware_concurrency()));
   }

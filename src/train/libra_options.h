@@ -19,8 +19,9 @@ struct LibraOptions {
   // on these links (maybe none: the job runs plain); or a number of switch
   // cells that forces a set that large ("0": the whole switch).
   std::string capacity = "auto";
-  uint64_t link_mbit = 0;  // every host's link, for the cost model; 0: unknown
-  std::string job_token;   // "" : the runtime's default
+  uint64_t link_mbit = 0;                // every host's link, for the cost model; 0: unknown
+  std::string plain_epoch = "measured";  // LIBRA_PLAIN_EPOCH: measured or predicted
+  std::string job_token;                 // "" : the runtime's default
 
   bool enabled() const { return local_switch || !switch_address.empty(); }
 

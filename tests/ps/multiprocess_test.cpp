@@ -277,6 +277,9 @@ TEST(BadEnvironment, MissingOrInvalidVariablesAreNamed) {
            Case{base + "DMLC_PS_ROOT_PORT=99999 DMLC_ROLE=worker", "DMLC_PS_ROOT_PORT"},
            Case{"DMLC_NUM_SERVER=1 DMLC_NUM_WORKER=two DMLC_ROLE=worker", "DMLC_NUM_WORKER"},
            Case{"DMLC_NUM_SERVER=1 DMLC_NUM_WORKER=1 DMLC_ROLE=worker", "DMLC_PS_ROOT_URI"},
+           Case{base + "DMLC_PS_ROOT_PORT=9 DMLC_ROLE=worker LIBRA_SWITCH=127.0.0.1:9 "
+                       "LIBRA_PLAIN_EPOCH=sometimes",
+                "LIBRA_PLAIN_EPOCH='sometimes'"},
        }) {
     CommandResult r = RunCommand("env -i " + c.env + " " + KV_PROGRAM + " sum");
     EXPECT_NE(r.status, 0) << c.env;
@@ -300,6 +303,7 @@ TEST(BadEnvironment, ANodeThatCannotStartExitsWithItsOwnStatus) {
            std::string("DMLC_NUM_SERVER=1 DMLC_NUM_WORKER=1 DMLC_ROLE=worker DMLC_PS_ROOT_PORT=9 "
                        "DMLC_PS_ROOT_URI=no-such-host.invalid"),
            worker + "DMLC_PS_ROOT_PORT=9 DMLC_NODE_PORT=99999",
+           worker + "DMLC_PS_ROOT_PORT=9 LIBRA_SWITCH=127.0.0.1:9 LIBRA_PLAIN_EPOCH=sometimes",
        }) {
     const CommandResult r = RunCommand("env -i " + env + " " + KV_PROGRAM + " sum");
     EXPECT_EQ(r.status, ps::kStartFailedExitStatus) << env << "\n" << r.output;

@@ -30,6 +30,7 @@ struct LaunchFlags {
   int sample_epochs = 0;
   std::string capacity = "auto";
   uint64_t link_mbit = 0;
+  std::string plain_epoch;
   std::string job_token;
   bool insecure = false;
 };
@@ -74,6 +75,7 @@ int RunLaunch(const LaunchFlags& flags) {
     }
     if (flags.hot_set.empty()) job.env["LIBRA_CAPACITY"] = flags.capacity;
     if (flags.link_mbit > 0) job.env["LIBRA_LINK_MBIT"] = std::to_string(flags.link_mbit);
+    if (!flags.plain_epoch.empty()) job.env["LIBRA_PLAIN_EPOCH"] = flags.plain_epoch;
     // Every node runs here; so does the switch with --local-switch.
     job.env["LIBRA_SHARED_CORES"] =
         std::to_string(std::max(1u, std::thread::hardware_concurrency()));
@@ -107,6 +109,10 @@ void AddLaunchCommand(CLI::App& parent, Runner& run) {
       ->capture_default_str();
   sub->add_option("--link-mbit", flags->link_mbit,
                   "Libra: every host's link in Mbit/s, for the cost model (default: 10 Gbit/s)");
+  sub->add_option("--plain-epoch", flags->plain_epoch,
+                  "Libra: the cost model's plain epoch: measured (timed while sampling, the "
+                  "default) or predicted (at --link-mbit)")
+      ->check(CLI::IsMember({"measured", "predicted"}));
   sub->add_option("--job-token", flags->job_token, "Libra: the switch job's token");
   sub->add_flag("--insecure", flags->insecure,
                 "No PS_JOB_SECRET: the job's ZeroMQ connections without CURVE (as PS-lite's)");

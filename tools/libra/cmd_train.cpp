@@ -136,6 +136,11 @@ void AddTrainCommand(CLI::App& parent, Runner& run) {
   sub->add_option("--link-mbit", libra.link_mbit,
                   "Every host's link speed in Mbit/s, for the cost model (default: unknown, "
                   "taken as 10 Gbit/s)");
+  sub->add_option("--plain-epoch", libra.plain_epoch,
+                  "The cost model's plain epoch: measured (timed while sampling) or predicted "
+                  "(at --link-mbit: to plan for other links than these)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"measured", "predicted"}));
   sub->add_option("--job-token", libra.job_token, "The job's token on the switch");
   sub->add_option("--checkpoint-dir", config->checkpoint_dir,
                   "Servers write checkpoints of their shards here (one file per server)");

@@ -109,7 +109,7 @@ std::shared_ptr<const libra::hot::HotSet> Controller::ChooseFromSamples(
     input.capacity_values = capacity;
     input.link_bytes_per_s = config_.link_mbit * 1e6 / 8;
     input.shared_cores = config_.shared_cores;
-    input.measured_plain_epoch_s = MedianPlainEpoch(joins_);
+    if (config_.plain_epoch_measured) input.measured_plain_epoch_s = MedianPlainEpoch(joins_);
     // Priced at what they are expected to cost from now on, not at their
     // sampled counts, which overstate the tail the sample found
     // (sampled_rates.h); every sampled key tells how much they do.

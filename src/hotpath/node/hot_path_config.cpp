@@ -67,6 +67,14 @@ HotPathConfig ReadConfig() {
   if (const char* rate = env->find("LIBRA_LINK_MBIT"); rate && *rate) {
     config.link_mbit = static_cast<double>(ParseCount("LIBRA_LINK_MBIT", rate));
   }
+  if (const char* plain = env->find("LIBRA_PLAIN_EPOCH"); plain && *plain) {
+    const std::string_view how(plain);
+    if (how != "measured" && how != "predicted") {
+      LOG(FATAL) << "environment variable LIBRA_PLAIN_EPOCH='" << plain
+                 << "' is neither measured nor predicted";
+    }
+    config.plain_epoch_measured = how == "measured";
+  }
   if (const char* cores = env->find("LIBRA_SHARED_CORES"); cores && *cores) {
     config.shared_cores = static_cast<double>(ParseCount("LIBRA_SHARED_CORES", cores));
   }

@@ -21,10 +21,14 @@ struct HotPathConfig {
   // LIBRA_CAPACITY=auto: the controller's cost model chooses the set that
   // pays on this job's links, which may be none (src/hot/cost_model.h).
   bool capacity_auto = false;
-  double link_mbit = 0;     // LIBRA_LINK_MBIT: every host's link, for the cost model (0: unknown)
-  double shared_cores = 0;  // LIBRA_SHARED_CORES: cores all nodes share (0: own CPUs)
-  uint32_t job_id = 1;      // LIBRA_JOB_ID
-  std::string job_token;    // LIBRA_JOB_TOKEN; 128 random bits when unset
+  double link_mbit = 0;  // LIBRA_LINK_MBIT: every host's link, for the cost model (0: unknown)
+  // LIBRA_PLAIN_EPOCH: "measured" (the default): the cost model takes the
+  // plain epoch the workers timed while sampling; "predicted": its own
+  // prediction at link_mbit (to plan for links other than these).
+  bool plain_epoch_measured = true;
+  double shared_cores = 0;        // LIBRA_SHARED_CORES: cores all nodes share (0: own CPUs)
+  uint32_t job_id = 1;            // LIBRA_JOB_ID
+  std::string job_token;          // LIBRA_JOB_TOKEN; 128 random bits when unset
   std::optional<int> scale_bits;  // LIBRA_SCALE_BITS: overrides the controller's choice
   // LIBRA_SAVE_INSTALL: where the controller writes the INSTALL it decided
   // (a checkpointed job keeps its hot set, placement and scale with it).
