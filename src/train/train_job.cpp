@@ -15,6 +15,7 @@
 
 #include "data/dataset.h"
 #include "data/text_parsers.h"
+#include "hot/median.h"
 #include "hotpath/controller/switch_control_client.h"
 #include "hotpath/hot_path.h"
 #include "launch/launcher.h"
@@ -417,10 +418,6 @@ json SpeedupCheck(const json& report, const json& model, size_t first_hot) {
     if (i >= 1 && i < first_hot) plain.push_back(each[i].get<double>());
     if (i >= first_hot + 2) hot.push_back(each[i].get<double>());
   }
-  auto median = [](std::vector<double> v) {
-    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-    return v[v.size() / 2];
-  };
   const double predicted_libra = model.value("libra_seconds_per_epoch", 0.0);
   json out = {
       {"predicted",
@@ -429,8 +426,9 @@ json SpeedupCheck(const json& report, const json& model, size_t first_hot) {
       {"measured_as",
        "worker 0's median iteration while sampling (plain) over its median "
        "on the hot path"}};
-  if (plain.size() >= 2 && hot.size() >= 2 && median(hot) > 0) {
-    out["measured"] = median(plain) / median(hot);
+  if (plain.size() >= 2 && hot.size() >= 2) {
+    const double hot_median = hot::UpperMedian(std::move(hot));
+    if (hot_median > 0) out["measured"] = hot::UpperMedian(std::move(plain)) / hot_median;
   }
   return out;
 }

@@ -6,6 +6,7 @@
 
 #include "hot/cost_model.h"
 #include "hot/hot_switch_layout.h"
+#include "hot/median.h"
 #include "hot/placement.h"
 #include "hot/sampled_rates.h"
 #include "hotpath/controller/switch_control_client.h"
@@ -30,10 +31,7 @@ double MedianPlainEpoch(const std::vector<std::pair<ps::SimpleData, JoinRequest>
       epochs.push_back(seconds);
     }
   }
-  if (epochs.empty()) return 0;
-  const auto middle = epochs.begin() + static_cast<std::ptrdiff_t>(epochs.size() / 2);
-  std::nth_element(epochs.begin(), middle, epochs.end());
-  return *middle;
+  return libra::hot::UpperMedian(std::move(epochs));
 }
 
 }  // namespace

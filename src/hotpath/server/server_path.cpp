@@ -398,11 +398,8 @@ class ServerPathImpl final : public ps::ServerHotPath {
     }
     std::vector<FallbackPush> answers;
     if (!from_values.empty()) {
-      Repair ask;
-      ask.epoch = epoch->epoch;
-      ask.keys = from_values;
-      answers = HotPathNode::Get()->RequestWorkerValues(ask);
-      if (!EveryWorkerAnswered(answers, install_.num_workers)) {
+      std::optional<std::vector<FallbackPush>> asked = AskEveryWorker(epoch->epoch, from_values);
+      if (!asked) {
         LOG(ERROR) << "libra: epoch " << epoch->epoch << "'s sums from the switch cannot be "
                    << "checked (not every worker still has its values): applied unchecked";
         std::lock_guard<std::mutex> lock(mu_);
@@ -410,6 +407,7 @@ class ServerPathImpl final : public ps::ServerHotPath {
         saturated_clamped_ += epoch->saturated_keys.size();
         return true;
       }
+      answers = std::move(*asked);
     }
     bool agrees;
     {
@@ -436,14 +434,12 @@ class ServerPathImpl final : public ps::ServerHotPath {
   // key, with the switch's arithmetic (`answers` gets the values); false,
   // leaving `epoch`, when not every worker still has them.
   bool SumFromValues(CollectedEpoch* epoch, std::vector<FallbackPush>* answers) {
-    Repair ask;
-    ask.epoch = epoch->epoch;
-    ask.keys = published_.keys();
-    *answers = HotPathNode::Get()->RequestWorkerValues(ask);
     std::optional<CollectedEpoch> summed;
-    if (EveryWorkerAnswered(*answers, install_.num_workers)) {
-      libra::hotpath::FallbackAggregator aggregator(hot_set_, ask.keys, install_.num_workers,
-                                                    install_.scale_bits);
+    if (std::optional<std::vector<FallbackPush>> asked =
+            AskEveryWorker(epoch->epoch, published_.keys())) {
+      *answers = std::move(*asked);
+      libra::hotpath::FallbackAggregator aggregator(hot_set_, published_.keys(),
+                                                    install_.num_workers, install_.scale_bits);
       for (const FallbackPush& answer : *answers) {
         summed = aggregator.Add(epoch->epoch, answer.worker, answer.keys, answer.vals);
       }
@@ -464,18 +460,30 @@ class ServerPathImpl final : public ps::ServerHotPath {
   // workers' own values (saturated_sums.h). If a worker no longer has them,
   // the clamped sums stay, with a warning.
   void SumSaturatedExactly(CollectedEpoch* epoch) {
-    Repair ask;
-    ask.epoch = epoch->epoch;
-    ask.keys = epoch->saturated_keys;
-    const std::vector<FallbackPush> answers = HotPathNode::Get()->RequestWorkerValues(ask);
-    if (!EveryWorkerAnswered(answers, install_.num_workers)) {
-      LOG(WARNING) << "libra: " << ask.keys.size() << " hot sums saturated in epoch "
+    const std::optional<std::vector<FallbackPush>> answers =
+        AskEveryWorker(epoch->epoch, epoch->saturated_keys);
+    if (!answers) {
+      LOG(WARNING) << "libra: " << epoch->saturated_keys.size() << " hot sums saturated in epoch "
                    << epoch->epoch << " and not every worker still has its values: applied clamped";
       std::lock_guard<std::mutex> lock(mu_);
-      saturated_clamped_ += ask.keys.size();
+      saturated_clamped_ += epoch->saturated_keys.size();
       return;
     }
-    SumSaturatedFrom(answers, epoch);
+    SumSaturatedFrom(*answers, epoch);
+  }
+
+  // Every worker's own values of `keys` in `epoch` (VALUES; a worker keeps
+  // an epoch until its replica has it, which is after this server publishes
+  // it); nullopt when some worker no longer has them. Waits for the answers:
+  // not under mu_.
+  std::optional<std::vector<FallbackPush>> AskEveryWorker(
+      uint32_t epoch, const std::vector<libra::hot::Key>& keys) {
+    Repair ask;
+    ask.epoch = epoch;
+    ask.keys = keys;
+    std::vector<FallbackPush> answers = HotPathNode::Get()->RequestWorkerValues(ask);
+    if (!EveryWorkerAnswered(answers, install_.num_workers)) return std::nullopt;
+    return answers;
   }
 
   // The exact sums of `epoch->saturated_keys` from every worker's `answers`.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "hot/median.h"
 #include "hotpath/worker/hot_split.h"
 #include "hotpath/worker/sampled_counts.h"
 
@@ -47,12 +48,6 @@ void KeySampler::NotePushAt(std::chrono::steady_clock::time_point at) {
   last_push_ = at;
 }
 
-double KeySampler::MedianEpochSeconds() const {
-  if (epoch_seconds_.empty()) return 0;
-  std::vector<double> sorted = epoch_seconds_;
-  const auto middle = sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2);
-  std::nth_element(sorted.begin(), middle, sorted.end());
-  return *middle;
-}
+double KeySampler::MedianEpochSeconds() const { return hot::UpperMedian(epoch_seconds_); }
 
 }  // namespace libra::hotpath
