@@ -66,6 +66,7 @@ bool SwitchSumCheck::Check(CollectedEpoch* epoch, std::span<const hot::Key> from
   // The keys from the workers' values: the switch's arithmetic for the sums
   // that replace the switch's, their exact terms for the check (the check is
   // linear: the sum of the workers' terms of a key is the term of its sum).
+  const SumCheck::Epoch coefficients = check_.ForEpoch(epoch->epoch);
   std::uint64_t found = 0;
   CollectedEpoch summed;
   if (!from_values.empty()) {
@@ -76,11 +77,14 @@ bool SwitchSumCheck::Check(CollectedEpoch* epoch, std::span<const hot::Key> from
       std::string refused;
       done = aggregator.Add(epoch->epoch, answer.worker, answer.keys, answer.vals, &refused);
       if (!refused.empty()) return false;
-      std::vector<int> lens;
+      // The aggregator took it: its keys are owned and its values fit them.
+      const std::span<const float> vals(answer.vals);
+      std::size_t v = 0;
       for (const hot::Key key : answer.keys) {
-        lens.push_back(static_cast<int>(hot_set_->keys()[hot_set_->Find(key)].value_len));
+        const std::size_t len = hot_set_->keys()[hot_set_->Find(key)].value_len;
+        found = SumCheck::Add(found, coefficients.KeyTerm(key, vals.subspan(v, len)));
+        v += len;
       }
-      found = SumCheck::Add(found, check_.TermOf(epoch->epoch, answer.keys, lens, answer.vals));
     }
     if (!done) return false;  // some worker's answer is missing or refused
     summed = std::move(*done);
@@ -93,7 +97,6 @@ bool SwitchSumCheck::Check(CollectedEpoch* epoch, std::span<const hot::Key> from
   out.status = epoch->status;
   out.num_merged = epoch->num_merged;
   out.from_switch = epoch->from_switch;
-  const SumCheck::Epoch coefficients = check_.ForEpoch(epoch->epoch);
   std::size_t offset = 0, next_summed = 0, summed_offset = 0;
   for (std::size_t i = 0; i < epoch->keys.size(); ++i) {
     const hot::Key key = epoch->keys[i];
