@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+
 namespace libra::hot {
 namespace {
 
@@ -30,6 +33,32 @@ TEST(ChooseHotKeys, HonoursTheMinimumFrequencyAndOrdersTiesByKey) {
   EXPECT_EQ(chosen[1].key, 3u);
   EXPECT_EQ(chosen[2].key, 9u);
   EXPECT_TRUE(ChooseHotKeys(candidates, 0).empty());
+}
+
+TEST(ChooseHotKeys, ChoosesWhatTheGreedyFillOfTheFullRankingChooses) {
+  // Ranking only the heaviest `capacity` keys first must not change the
+  // choice, also when long keys are skipped and lighter ones beyond them
+  // fill the cells left.
+  std::mt19937_64 random(7);
+  for (int round = 0; round < 200; ++round) {
+    std::vector<HotKey> candidates;
+    const int n = 1 + static_cast<int>(random() % 60);
+    for (int i = 0; i < n; ++i) {
+      candidates.push_back(
+          {static_cast<Key>(n - i), 1 + static_cast<uint32_t>(random() % 5), random() % 12});
+    }
+    const uint64_t capacity = random() % 40;
+    std::vector<HotKey> ranked = candidates;
+    std::sort(ranked.begin(), ranked.end(), [](const HotKey& a, const HotKey& b) {
+      return a.frequency != b.frequency ? a.frequency > b.frequency : a.key < b.key;
+    });
+    const std::vector<HotKey> expected = ChooseRankedHotKeys(ranked, capacity, 2);
+    const std::vector<HotKey> chosen = ChooseHotKeys(candidates, capacity, 2);
+    ASSERT_EQ(chosen.size(), expected.size()) << "round " << round;
+    for (size_t i = 0; i < chosen.size(); ++i) {
+      EXPECT_EQ(chosen[i].key, expected[i].key) << "round " << round << ", place " << i;
+    }
+  }
 }
 
 TEST(ChooseRankedHotKeys, KeepsTheGivenOrderAndStopsAtTheMinimumFrequency) {

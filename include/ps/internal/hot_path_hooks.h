@@ -34,7 +34,8 @@ class WorkerHotPath {
     SArray<int> lens;  // as pushed (empty: one value per key)
   };
   using PartDone = std::function<void(Parts hot)>;
-  // The server rank the application's slicer sends each of `keys` (sorted) to.
+  // The server rank the application's slicer sends each of `keys` (sorted,
+  // distinct) to.
   using ServerOf = std::function<std::vector<uint32_t>(const SArray<Key>& keys)>;
 
   virtual ~WorkerHotPath() = default;
