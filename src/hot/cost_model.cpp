@@ -216,10 +216,13 @@ CostPrediction PredictCost(const CostInput& input, const std::vector<KeySample>&
 CostChoice ChooseByCost(const CostInput& input) {
   CostChoice choice;
   choice.ordered = input.keys;
-  std::stable_sort(choice.ordered.begin(), choice.ordered.end(),
-                   [](const KeySample& a, const KeySample& b) {
-                     return a.pushes_per_epoch > b.pushes_per_epoch;
-                   });
+  const auto hotter = [](const KeySample& a, const KeySample& b) {
+    return a.pushes_per_epoch > b.pushes_per_epoch;
+  };
+  // The controller hands them over nearly always in this order already.
+  if (!std::is_sorted(choice.ordered.begin(), choice.ordered.end(), hotter)) {
+    std::stable_sort(choice.ordered.begin(), choice.ordered.end(), hotter);
+  }
   // The most keys that fit the switch.
   size_t fit = 0;
   uint64_t values = 0;

@@ -9,6 +9,7 @@
 #include "hot/median.h"
 #include "hot/placement.h"
 #include "hot/sampled_rates.h"
+#include "hotpath/controller/sampled_sums.h"
 #include "hotpath/controller/switch_control_client.h"
 #include "ps/internal/logging.h"
 #include "ps/internal/postoffice.h"
@@ -73,27 +74,30 @@ void Controller::OnJoin(const ps::SimpleData& request, ps::SimpleApp* app) {
 std::shared_ptr<const libra::hot::HotSet> Controller::ChooseFromSamples(
     std::vector<uint32_t>* owners, std::string* why) {
   // Sum each key's updates over the workers.
-  libra::hot::HotKeyTable<uint32_t> index;
-  std::vector<libra::hot::HotKey> candidates;
-  std::vector<uint32_t> servers;  // per candidate
-  for (const auto& [req, join] : joins_) {
-    for (const KeyCount& c : join.counts) {
-      if (c.value_len == 0) continue;  // nothing to aggregate
-      uint32_t& at = index.FindOrInsert(c.key, libra::hot::HotSet::kCold);
-      if (at == libra::hot::HotSet::kCold) {
-        at = static_cast<uint32_t>(candidates.size());
-        candidates.push_back({c.key, c.value_len, 0});
-        servers.push_back(c.server);
-      }
-      candidates[at].frequency += c.updates;
-    }
-  }
+  std::vector<const std::vector<KeyCount>*> lists;
+  for (const auto& [req, join] : joins_) lists.push_back(&join.counts);
+  const SampledSums sums = SumSampledCounts(lists);
+  const std::vector<libra::hot::HotKey>& candidates = sums.keys;
+  const std::vector<uint32_t>& servers = sums.servers;
   const libra::hot::SwitchLayout layout =
       libra::hot::SwitchLayoutFor(libra::dataplane::PipelineProfile::Tofino1(), num_workers_);
   const uint64_t capacity = config_.capacity_cells > 0
                                 ? std::min(config_.capacity_cells, layout.capacity())
                                 : layout.capacity();
-  std::vector<libra::hot::HotKey> chosen = libra::hot::ChooseHotKeys(candidates, capacity);
+  // Each chosen key's place in `candidates` is kept, for its server and
+  // its expected count.
+  const std::vector<uint32_t> order = RankHeaviestFirst(candidates);
+  std::vector<libra::hot::HotKey> ranked;
+  ranked.reserve(order.size());
+  for (uint32_t place : order) ranked.push_back(candidates[place]);
+  std::vector<libra::hot::HotKey> chosen = libra::hot::ChooseRankedHotKeys(ranked, capacity);
+  std::vector<uint32_t> place_of_chosen;  // in candidates
+  place_of_chosen.reserve(chosen.size());
+  for (size_t r = 0, c = 0; c < chosen.size(); ++r) {  // chosen is a subsequence of ranked
+    if (ranked[r].key != chosen[c].key) continue;
+    place_of_chosen.push_back(order[r]);
+    ++c;
+  }
   if (chosen.empty()) {
     *why = "no keys were pushed during the sampling phase";
     return nullptr;
@@ -118,11 +122,12 @@ std::shared_ptr<const libra::hot::HotSet> Controller::ChooseFromSamples(
     // The raw counts' sum is a fair estimate of all pushes (also of keys the
     // sample missed); what the set does not take stays on the servers.
     for (const libra::hot::HotKey& k : candidates) {
-      other_pushes += static_cast<double>(k.frequency) / config_.sample_epochs;
-      other_values += static_cast<double>(k.frequency) * k.value_len / config_.sample_epochs;
+      other_pushes += static_cast<double>(k.frequency) / config_.counted_epochs();
+      other_values += static_cast<double>(k.frequency) * k.value_len / config_.counted_epochs();
     }
-    for (const libra::hot::HotKey& k : chosen) {
-      const double pushes = expected[*index.Find(k.key)] / config_.sample_epochs;
+    for (size_t c = 0; c < chosen.size(); ++c) {
+      const libra::hot::HotKey& k = chosen[c];
+      const double pushes = expected[place_of_chosen[c]] / config_.counted_epochs();
       input.keys.push_back({k.key, k.value_len, pushes});
       other_pushes -= pushes;
       other_values -= pushes * k.value_len;
@@ -144,7 +149,7 @@ std::shared_ptr<const libra::hot::HotSet> Controller::ChooseFromSamples(
     chosen.resize(choice.chosen.keys);
   }
   owners->clear();
-  for (const libra::hot::HotKey& k : chosen) owners->push_back(servers[*index.Find(k.key)]);
+  for (size_t c = 0; c < chosen.size(); ++c) owners->push_back(servers[place_of_chosen[c]]);
   return std::make_shared<const libra::hot::HotSet>(
       libra::hot::PlaceHotSet(std::move(chosen), layout, libra::hot::HeatPlacement()));
 }

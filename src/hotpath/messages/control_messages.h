@@ -61,7 +61,7 @@ struct JoinRequest {
   uint32_t rank = 0;
   libra::UdpEndpoint address;
   float max_abs_value = 0;  // largest |value| pushed (workers)
-  uint32_t epoch = 0;       // the epoch a worker joins at (its first hot push)
+  uint32_t epoch = 0;       // a worker's first hot push (sent before it while sampling)
   // A worker's median epoch while sampling (plain), in seconds; 0: unknown.
   float plain_epoch_seconds = 0;
   std::vector<KeyCount> counts;

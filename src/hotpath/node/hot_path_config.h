@@ -45,6 +45,18 @@ struct HotPathConfig {
     if (saved_first_epoch) return *saved_first_epoch;
     return sampling() ? sample_epochs : 0;
   }
+  // The epoch at which a worker sends its JOIN. While sampling, halfway
+  // through the sampling phase: the workers count the first half, and the
+  // second half's plain epochs hide the controller's choice, which would
+  // otherwise stall every worker at the first hot epoch (tens of ms for
+  // ~100k sampled keys, several plain epochs on fast links). Otherwise at
+  // the first hot epoch.
+  uint32_t join_epoch() const {
+    if (!sampling() || saved_first_epoch) return first_hot_epoch();
+    return sample_epochs - sample_epochs / 2;
+  }
+  // The epochs whose pushes the workers count: those before the JOIN.
+  uint32_t counted_epochs() const { return sampling() ? join_epoch() : 0; }
 };
 
 // This process's configuration (parsed on first use).

@@ -11,10 +11,14 @@
 // worker ids goes to that customer's path; the report lists every path.
 //
 // Who joins when: servers at Start (they only wait for the INSTALL, in the
-// background); workers when they reach the first hot epoch (0 with a hot-set
-// file, LIBRA_SAMPLE_EPOCHS with sampling), blocking that push until the
-// controller has heard every node and answered. So every worker switches to
-// the hot path at the same epoch, and servers collect from that epoch on.
+// background); workers at their join epoch (HotPathConfig::join_epoch:
+// halfway through the sampling phase, or the first hot epoch with a hot-set
+// file or a saved INSTALL), from a thread of their own; a worker that
+// reaches the first hot epoch (0 with a file, LIBRA_SAMPLE_EPOCHS with
+// sampling) before the controller has heard every node and answered waits
+// there. So every worker switches to the hot path at the same epoch,
+// whatever the controller's choice took, and servers collect from that
+// epoch on.
 #pragma once
 
 #include <condition_variable>
@@ -66,7 +70,8 @@ class HotPathNode {
   // null for any other address.
   std::shared_ptr<libra::net::UdpSocket> ReservedSocket(const libra::UdpEndpoint& endpoint);
 
-  // Worker: sends JOIN and blocks until the controller answers.
+  // Worker: sends JOIN and blocks until the controller answers (on the
+  // worker path's JOIN thread).
   Install JoinAndWait(const JoinRequest& join);
   // Worker: asks every server for the values of `request.keys` as of
   // `request.epoch` (a replica gap) and returns their answers.

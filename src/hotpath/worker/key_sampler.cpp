@@ -29,14 +29,19 @@ void KeySampler::NoteMagnitudes(const ps::WorkerHotPath::Parts& push) {
   for (float v : push.vals) max_abs_ = std::max(max_abs_, std::fabs(v));
 }
 
-std::vector<KeyCount> KeySampler::TakeHeaviest(std::size_t limit) {
+std::vector<KeyCount> KeySampler::TakeCounts() {
   std::vector<KeyCount> counted;
+  counted.reserve(counts_.size());
   counts_.ForEach([&](hot::Key key, const Sampled& s) {
     counted.push_back({key, s.value_len, s.updates, 0});
   });
   counts_.Clear();
   keys_counted_ = counted.size();
-  std::vector<KeyCount> heaviest = HeaviestCounts(std::move(counted), limit);
+  return counted;
+}
+
+std::vector<KeyCount> KeySampler::TakeHeaviest(std::size_t limit) {
+  std::vector<KeyCount> heaviest = HeaviestCounts(TakeCounts(), limit);
   keys_taken_ = heaviest.size();
   return heaviest;
 }

@@ -4,7 +4,8 @@
 // those counts (sampled_counts.h), from which the controller chooses the hot
 // set, and the median epoch, the plain path's as measured (cost_model.h).
 //
-// Not thread-safe: the worker path calls it under its push lock.
+// Not thread-safe: the worker path counts under its push lock, and then
+// hands the sampler to its JOIN thread.
 #pragma once
 
 #include <chrono>
@@ -28,6 +29,8 @@ class KeySampler {
   // JOIN's own push).
   void NoteMagnitudes(const ps::WorkerHotPath::Parts& push);
 
+  // Every count, in no order, their `server` left 0; forgets them.
+  std::vector<KeyCount> TakeCounts();
   // The `limit` heaviest counts, in ascending key order (HeaviestCounts),
   // their `server` left 0 for the caller to fill; forgets every count.
   std::vector<KeyCount> TakeHeaviest(std::size_t limit);
@@ -39,7 +42,7 @@ class KeySampler {
   double MedianEpochSeconds() const;
 
   float max_abs() const { return max_abs_; }
-  std::uint64_t keys_counted() const { return keys_counted_; }  // distinct, at TakeHeaviest
+  std::uint64_t keys_counted() const { return keys_counted_; }  // distinct, when taken
   std::uint64_t keys_taken() const { return keys_taken_; }
 
  private:

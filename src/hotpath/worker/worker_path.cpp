@@ -17,6 +17,7 @@
 #include "hotpath/worker/key_sampler.h"
 #include "hotpath/worker/replica_lag.h"
 #include "hotpath/worker/retained_values.h"
+#include "hotpath/worker/sampled_counts.h"
 #include "hotpath/worker/server_answers.h"
 #include "ps/internal/logging.h"
 #include "ps/internal/postoffice.h"
@@ -67,6 +68,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
       : node_(HotPathNode::Get()),
         customer_id_(customer_id),
         first_hot_epoch_(Config().first_hot_epoch()),
+        join_epoch_(Config().join_epoch()),
         server_of_(std::move(server_of)) {
     drain_id_ = node_->AddDrain(customer_id_, [this] { Drain(); });
     node_->SetReport(customer_id_, [this] { return Report(); });
@@ -83,6 +85,9 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
   }
 
   ~WorkerPathImpl() override {
+    // A job that ends between the JOIN and the first hot epoch: the JOIN's
+    // thread still uses this path until the INSTALL comes.
+    if (install_coming_.valid()) install_coming_.wait();
     Drain();
     node_->RemoveDrain(drain_id_);
     // A worker's KVWorker may go before worker 0 gathers the job's report:
@@ -112,9 +117,11 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     resume_cond_.wait(lock, [this] { return !hold_from_ || next_epoch_ < *hold_from_; });
     if (epochs_pushed_++ == 0) next_epoch_ = resume_epoch.load();
     const uint32_t epoch = next_epoch_++;
-    if (epoch < first_hot_epoch_) sampler_.Count(all);
-    if (epoch <= first_hot_epoch_) sampler_.NotePushAt(std::chrono::steady_clock::now());
-    if (epoch >= first_hot_epoch_ && !joined_) Join(all, epoch);
+    if (epoch < join_epoch_) sampler_.Count(all);
+    if (epoch <= join_epoch_) sampler_.NotePushAt(std::chrono::steady_clock::now());
+    if (epoch >= join_epoch_ && !joined_) SendJoin(all, epoch);
+    // Plain until the first hot epoch, at which the INSTALL must be here.
+    if (epoch >= first_hot_epoch_ && install_coming_.valid()) StartHotPath(install_coming_.get());
     if (!hot_set_) {
       *cold = all;
       return false;
@@ -195,7 +202,10 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     return Config().capacity_cells > 0 ? std::min(cells, Config().capacity_cells) : cells;
   }
 
-  void Join(const Parts& all, uint32_t epoch) {
+  // Sends this worker's JOIN: the counts of its sampling phase, made
+  // heaviest-first and routed on a thread of their own while the worker
+  // goes on pushing plain epochs; install_coming_ holds the answer.
+  void SendJoin(const Parts& all, uint32_t epoch) {
     joined_ = true;
     // This customer's own worker id (customers as workers: each customer of
     // the process that registered has one; customer 0 of a one-worker
@@ -211,18 +221,36 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     }
     sampler_.NoteMagnitudes(all);
     JoinRequest join;
-    join.epoch = epoch;
+    join.epoch = std::max(epoch, first_hot_epoch_);  // the first epoch it pushes hot
     join.role = JoinRequest::Role::kWorker;
     join.rank = static_cast<uint32_t>(ps::Postoffice::IDtoRank(worker_id));
     join.address = node_->ReserveUdpEndpoint();
     join.max_abs_value = sampler_.max_abs();
     join.plain_epoch_seconds = static_cast<float>(sampler_.MedianEpochSeconds());
-    join.counts = sampler_.TakeHeaviest(MostHotKeys());
-    ps::SArray<ps::Key> keys;
-    for (const KeyCount& c : join.counts) keys.push_back(c.key);
-    const std::vector<uint32_t> servers = server_of_(keys);
-    for (size_t i = 0; i < join.counts.size(); ++i) join.counts[i].server = servers[i];
-    Install install = node_->JoinAndWait(join);
+    // The counts go with the thread (taking ~100k of them out of the table
+    // costs milliseconds); this worker counts no more.
+    install_coming_ = std::async(std::launch::async, [this, join = std::move(join),
+                                                      sampler = std::move(sampler_)]() mutable {
+      join.counts = sampler.TakeHeaviest(MostHotKeys());
+      keys_counted_ = sampler.keys_counted();
+      keys_sent_ = join.counts.size();
+      ps::SArray<ps::Key> keys;
+      keys.reserve(join.counts.size());
+      for (const KeyCount& c : join.counts) keys.push_back(c.key);
+      const std::vector<uint32_t> servers = server_of_(keys);
+      for (size_t i = 0; i < join.counts.size(); ++i) join.counts[i].server = servers[i];
+      Install install = node_->JoinAndWait(join);
+      join.counts = {};  // the rank and address are what the install needs
+      return std::make_pair(std::move(join), std::move(install));
+    });
+    sampler_ = KeySampler();  // what the moved one left
+  }
+
+  // The controller's answer to this worker's JOIN: the hot path from its
+  // first epoch on, or plain for good.
+  void StartHotPath(const std::pair<JoinRequest, Install>& answer) {
+    const JoinRequest& join = answer.first;
+    const Install& install = answer.second;
     if (!install.enabled) return;  // the controller logged why
     hot_set_ = install.hot_set;
     routes_ = std::make_unique<HotKeyRoutes>(
@@ -628,7 +656,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     std::lock_guard<std::mutex> lock(push_mu_);
     nlohmann::json out = {
         {"role", "worker"},
-        {"sampled_keys", {{"counted", sampler_.keys_counted()}, {"sent", sampler_.keys_taken()}}},
+        {"sampled_keys", {{"counted", keys_counted_.load()}, {"sent", keys_sent_.load()}}},
         {"epochs_hot", epochs_hot_},
         {"hot_values_pushed", hot_values_},
         {"cold_values_pushed", cold_values_},
@@ -682,6 +710,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
   HotPathNode* node_;
   const int customer_id_;  // the KVWorker's; its worker id is looked up at the JOIN
   const uint32_t first_hot_epoch_;
+  const uint32_t join_epoch_;  // sends its JOIN at its push of this epoch
   const ServerOf server_of_;
   int drain_id_ = 0;
 
@@ -693,6 +722,10 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
   uint32_t next_epoch_ = 0;
   uint64_t epochs_pushed_ = 0;  // by this process (a resumed job starts at resume_epoch)
   bool joined_ = false;
+  std::atomic<uint64_t> keys_counted_{0}, keys_sent_{0};  // sampled, and in the JOIN
+  // From the JOIN on until the first hot epoch: what the controller answers
+  // (with the JOIN it answers).
+  std::future<std::pair<JoinRequest, Install>> install_coming_;
   uint32_t last_pushed_ = 0;
   KeySampler sampler_;
   std::shared_ptr<const libra::hot::HotSet> hot_set_;  // null: the plain path
