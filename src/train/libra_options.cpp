@@ -53,7 +53,11 @@ void CheckCapacity(const std::string& capacity) {
 
 uint64_t SampleEpochs(double fraction, uint64_t pushes_per_worker) {
   const double epochs = std::ceil(fraction * static_cast<double>(pushes_per_worker));
-  return epochs < 1.0 ? 1 : static_cast<uint64_t>(epochs);
+  // Two at least, when the job has more: the workers count the first and
+  // send their JOIN, and the second hides the controller's choice
+  // (HotPathConfig::join_epoch); with one, every worker waits for it.
+  const double least = pushes_per_worker > 2 ? 2.0 : 1.0;
+  return static_cast<uint64_t>(std::max(epochs, least));
 }
 
 std::map<std::string, std::string> LibraEnvironment(const LibraOptions& options,

@@ -33,7 +33,8 @@ struct LibraOptions {
 // Throws std::invalid_argument unless `capacity` is "auto" or a cell count.
 void CheckCapacity(const std::string& capacity);
 
-// The sampling phase in pushes per worker: ceil(fraction * pushes), at least 1.
+// The sampling phase in pushes per worker: ceil(fraction * pushes), at least
+// 2 (1 for a job of 1 or 2 pushes), so that half of it hides the JOIN.
 uint64_t SampleEpochs(double fraction, uint64_t pushes_per_worker);
 
 // The LIBRA_* variables for every node of a job whose switch listens at

@@ -8,10 +8,12 @@
 namespace libra::train {
 namespace {
 
-TEST(LibraOptionsTest, SamplingCoversTheFractionOfPushesRoundedUp) {
+TEST(LibraOptionsTest, SamplingCoversTheFractionOfPushesRoundedUpAndTwoAtLeast) {
   EXPECT_EQ(SampleEpochs(0.05, 200), 10u);
   EXPECT_EQ(SampleEpochs(0.05, 201), 11u);
-  EXPECT_EQ(SampleEpochs(0.001, 10), 1u) << "at least one sampled push";
+  EXPECT_EQ(SampleEpochs(0.001, 10), 2u) << "one push counted, one to hide the JOIN behind";
+  EXPECT_EQ(SampleEpochs(0.001, 2), 1u) << "at least one sampled push";
+  EXPECT_EQ(SampleEpochs(0.05, 18), 2u);
   EXPECT_EQ(SampleEpochs(1.0, 7), 7u);
 }
 
