@@ -507,8 +507,17 @@ class KVWorker : public SimpleApp {
       const Val* vals;
       int len;
     };
+    const auto by_key = [](const Entry& a, const Entry& b) { return a.key < b.key; };
     std::vector<Entry> entries;
+    std::vector<size_t> ends;  // of each part's run of entries
+    size_t total_keys = 0, total_vals = 0;
     for (const KVPairs<Val>& p : parts) {
+      total_keys += p.keys.size();
+      total_vals += p.vals.size();
+    }
+    entries.reserve(total_keys);
+    for (const KVPairs<Val>& p : parts) {
+      const size_t begin = entries.size();
       const int fixed = p.keys.empty() ? 0 : static_cast<int>(p.vals.size() / p.keys.size());
       size_t offset = 0;
       for (size_t i = 0; i < p.keys.size(); ++i) {
@@ -516,10 +525,21 @@ class KVWorker : public SimpleApp {
         entries.push_back({p.keys[i], p.vals.data() + offset, len});
         offset += len;
       }
+      // Each part comes in key order (slices of sorted keys, and the hot
+      // part in the pull's order), so the runs are merged, not sorted.
+      if (!std::is_sorted(entries.begin() + begin, entries.end(), by_key)) {
+        std::sort(entries.begin() + begin, entries.end(), by_key);
+      }
+      ends.push_back(entries.size());
     }
-    std::sort(entries.begin(), entries.end(),
-              [](const Entry& a, const Entry& b) { return a.key < b.key; });
+    for (size_t i = 1; i < ends.size(); ++i) {
+      std::inplace_merge(entries.begin(), entries.begin() + ends[i - 1], entries.begin() + ends[i],
+                         by_key);
+    }
     KVPairs<Val> merged;
+    merged.keys.reserve(total_keys);
+    merged.lens.reserve(total_keys);
+    merged.vals.reserve(total_vals);
     for (const Entry& e : entries) {
       merged.keys.push_back(e.key);
       merged.lens.push_back(e.len);

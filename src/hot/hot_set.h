@@ -100,6 +100,9 @@ class HotSet {
     return index != nullptr ? *index : kCold;
   }
   bool IsHot(Key key) const { return Find(key) != kCold; }
+  // Fetches the slot that Find(key) reads into the cache, for a caller that
+  // looks up many keys in a row.
+  void Prefetch(Key key) const { index_.Prefetch(key); }
   std::span<const CellAddress> CellsOf(uint32_t key_index) const {
     return std::span<const CellAddress>(cells_).subspan(value_begin_[key_index],
                                                         keys_[key_index].value_len);

@@ -169,7 +169,13 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
       return false;
     }
     ps::SArray<ps::Key> hot;
-    for (ps::Key key : keys) (hot_set_->IsHot(key) ? hot : *cold_keys).push_back(key);
+    hot.reserve(keys.size());
+    cold_keys->reserve(cold_keys->size() + keys.size());
+    constexpr size_t kAhead = 8;  // as SplitHotAndCold
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (i + kAhead < keys.size()) hot_set_->Prefetch(keys[i + kAhead]);
+      (hot_set_->IsHot(keys[i]) ? hot : *cold_keys).push_back(keys[i]);
+    }
     if (hot.empty()) return false;
     AddTask(Task{last_pushed_, {}, true, hot, std::move(done), generation_});
     return true;
