@@ -52,12 +52,13 @@ void CheckCapacity(const std::string& capacity) {
 }
 
 uint64_t SampleEpochs(double fraction, uint64_t pushes_per_worker) {
-  const double epochs = std::ceil(fraction * static_cast<double>(pushes_per_worker));
-  // Two at least, when the job has more: the workers count the first and
-  // send their JOIN, and the second hides the controller's choice
-  // (HotPathConfig::join_epoch); with one, every worker waits for it.
-  const double least = pushes_per_worker > 2 ? 2.0 : 1.0;
-  return static_cast<uint64_t>(std::max(epochs, least));
+  const double counted =
+      std::max(1.0, std::ceil(fraction * static_cast<double>(pushes_per_worker)));
+  // The workers count the first half of the phase and send their JOIN; the
+  // second half hides the controller's choice (HotPathConfig::join_epoch),
+  // where with no second half every worker would wait for it.
+  if (pushes_per_worker <= 2) return static_cast<uint64_t>(counted);
+  return 2 * static_cast<uint64_t>(counted);
 }
 
 std::map<std::string, std::string> LibraEnvironment(const LibraOptions& options,

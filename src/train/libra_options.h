@@ -14,7 +14,7 @@ struct LibraOptions {
   std::string switch_address;     // an existing switchd's UDP data address
   std::string switch_control;     // ... and its control address
   std::string hot_set_path;       // hot-set file; "" : sample instead
-  double sample_fraction = 0.05;  // share of each worker's pushes sampled
+  double sample_fraction = 0.05;  // share of each worker's pushes counted
   // The hot set when sampling: "auto", the set the cost model predicts pays
   // on these links (maybe none: the job runs plain); or a number of switch
   // cells that forces a set that large ("0": the whole switch).
@@ -33,8 +33,9 @@ struct LibraOptions {
 // Throws std::invalid_argument unless `capacity` is "auto" or a cell count.
 void CheckCapacity(const std::string& capacity);
 
-// The sampling phase in pushes per worker: ceil(fraction * pushes), at least
-// 2 (1 for a job of 1 or 2 pushes), so that half of it hides the JOIN.
+// The sampling phase in pushes per worker: twice the pushes counted,
+// ceil(fraction * pushes) and at least 1, so that its second half hides the
+// JOIN (just those counted for a job of 1 or 2 pushes).
 uint64_t SampleEpochs(double fraction, uint64_t pushes_per_worker);
 
 // The LIBRA_* variables for every node of a job whose switch listens at

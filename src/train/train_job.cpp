@@ -717,8 +717,11 @@ int LaunchLocalTraining(TrainJobConfig config, const std::string& self) {
   std::cout << "libra: switch " << libra.switch_address << " (control " << libra.switch_control
             << (local_switch ? ", started for this job)" : ")") << "; ";
   if (libra.hot_set_path.empty()) {
-    std::cout << "hot set sampled from the first " << job.env["LIBRA_SAMPLE_EPOCHS"] << " of "
-              << pushes_per_worker << " pushes per worker\n";
+    const uint64_t phase = std::stoull(job.env["LIBRA_SAMPLE_EPOCHS"]);
+    std::cout << "hot set sampled from the first " << phase - phase / 2 << " of "
+              << pushes_per_worker << " pushes per worker";
+    if (phase / 2 > 0) std::cout << ", chosen during the next " << phase / 2;
+    std::cout << "\n";
   } else {
     std::cout << "hot set from " << libra.hot_set_path << "\n";
   }

@@ -8,13 +8,13 @@
 namespace libra::train {
 namespace {
 
-TEST(LibraOptionsTest, SamplingCoversTheFractionOfPushesRoundedUpAndTwoAtLeast) {
-  EXPECT_EQ(SampleEpochs(0.05, 200), 10u);
-  EXPECT_EQ(SampleEpochs(0.05, 201), 11u);
+TEST(LibraOptionsTest, SamplingCountsTheFractionOfPushesRoundedUpAndHidesTheJoinBehindAsMany) {
+  EXPECT_EQ(SampleEpochs(0.05, 200), 20u) << "10 counted, 10 while the controller chooses";
+  EXPECT_EQ(SampleEpochs(0.05, 201), 22u);
   EXPECT_EQ(SampleEpochs(0.001, 10), 2u) << "one push counted, one to hide the JOIN behind";
   EXPECT_EQ(SampleEpochs(0.001, 2), 1u) << "at least one sampled push";
   EXPECT_EQ(SampleEpochs(0.05, 18), 2u);
-  EXPECT_EQ(SampleEpochs(1.0, 7), 7u);
+  EXPECT_EQ(SampleEpochs(1.0, 7), 14u) << "every push counted: the job stays plain";
 }
 
 TEST(LibraOptionsTest, TheEnvironmentNamesTheSwitchAndHowTheHotSetIsFound) {
@@ -26,7 +26,7 @@ TEST(LibraOptionsTest, TheEnvironmentNamesTheSwitchAndHowTheHotSetIsFound) {
   const auto env = LibraEnvironment(sampled, "127.0.0.1:5000", "127.0.0.1:5001", 95);
   EXPECT_EQ(env.at("LIBRA_SWITCH"), "127.0.0.1:5000");
   EXPECT_EQ(env.at("LIBRA_SWITCH_CONTROL"), "127.0.0.1:5001");
-  EXPECT_EQ(env.at("LIBRA_SAMPLE_EPOCHS"), "10");
+  EXPECT_EQ(env.at("LIBRA_SAMPLE_EPOCHS"), "20");
   EXPECT_EQ(env.at("LIBRA_CAPACITY"), "5000");
   EXPECT_EQ(env.at("LIBRA_JOB_TOKEN"), "secret");
   EXPECT_EQ(env.count("LIBRA_HOT_SET"), 0u);

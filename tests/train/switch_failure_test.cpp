@@ -110,11 +110,12 @@ FallbackCounts CountFallbacks(const nlohmann::json& report) {
 class SwitchFailureTest : public ::testing::Test {
  protected:
   // LR on 8,000 rows, 3 workers x batch 20 for 3 passes: 360 epochs, the
-  // first 36 sampled (--sample 0.1), the rest on the hot path. Many short
+  // first 36 sampled (--sample 0.05: 18 counted, 18 while the controller
+  // chooses), the rest on the hot path. Many short
   // epochs, so that the job still runs when a switch started again answers.
   static constexpr const char* kFlags =
       "--model lr --optimizer adagrad --lr 0.1 --epochs 3 --workers 3 --servers 2 --batch 20 "
-      "--sample 0.1 --timeout 90 --progress-interval 100";
+      "--sample 0.05 --timeout 90 --progress-interval 100";
 
   static void SetUpTestSuite() {
     dir_ = fs::temp_directory_path() / ("libra-switch-failure-" + std::to_string(::getpid()));
@@ -242,7 +243,7 @@ TEST_F(SwitchFailureTest, ASwitchStartedAgainLaterTakesTheHotPathBack) {
 TEST_F(SwitchFailureTest, AFactorizationMachineJobComesThroughTheSameWay) {
   const std::string flags =
       "--model fm --embedding-dim 4 --optimizer ftrl --lr 0.05 --epochs 3 --workers 3 "
-      "--servers 2 --batch 20 --sample 0.1 --timeout 90 --progress-interval 100";
+      "--servers 2 --batch 20 --sample 0.05 --timeout 90 --progress-interval 100";
   SwitchdProcess sw;
   TrainJob clean_job(Args(sw, "fm-clean.json", flags), File("fm-clean.log"));
   ASSERT_EQ(clean_job.Wait(90), 0) << clean_job.output();

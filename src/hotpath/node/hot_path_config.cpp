@@ -56,7 +56,7 @@ HotPathConfig ReadConfig() {
   if (const char* control = env->find("LIBRA_SWITCH_CONTROL")) config.switch_control = control;
   if (const char* path = env->find("LIBRA_HOT_SET")) config.hot_set_path = path;
   config.sample_epochs = static_cast<uint32_t>(
-      env->IntOr("LIBRA_SAMPLE_EPOCHS", 20, 1, std::numeric_limits<int>::max()));
+      env->IntOr("LIBRA_SAMPLE_EPOCHS", 40, 1, std::numeric_limits<int>::max()));
   if (const char* capacity = env->find("LIBRA_CAPACITY"); capacity && *capacity) {
     if (std::string_view(capacity) == "auto") {
       config.capacity_auto = true;

@@ -16,7 +16,7 @@ struct HotPathConfig {
   libra::UdpEndpoint switch_data;  // LIBRA_SWITCH
   std::string switch_control;      // LIBRA_SWITCH_CONTROL (scheduler only)
   std::string hot_set_path;        // LIBRA_HOT_SET: "" means sampling
-  uint32_t sample_epochs = 20;     // LIBRA_SAMPLE_EPOCHS
+  uint32_t sample_epochs = 40;     // LIBRA_SAMPLE_EPOCHS (20 counted)
   uint64_t capacity_cells = 0;     // LIBRA_CAPACITY: 0 means the whole layout
   // LIBRA_CAPACITY=auto: the controller's cost model chooses the set that
   // pays on this job's links, which may be none (src/hot/cost_model.h).
