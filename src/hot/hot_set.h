@@ -100,9 +100,14 @@ class HotSet {
     return index != nullptr ? *index : kCold;
   }
   bool IsHot(Key key) const { return Find(key) != kCold; }
-  // Fetches the slot that Find(key) reads into the cache, for a caller that
-  // looks up many keys in a row.
-  void Prefetch(Key key) const { index_.Prefetch(key); }
+  // For a caller that looks up `keys[0..count)` in a row, before it looks
+  // up keys[i]: fetches the slot Find reads for the key kLookAhead places
+  // on into the cache (a push's keys scatter over the table, and each
+  // lookup would otherwise wait on memory).
+  void PrefetchAhead(const Key* keys, size_t count, size_t i) const {
+    if (i + kLookAhead < count) index_.Prefetch(keys[i + kLookAhead]);
+  }
+  static constexpr size_t kLookAhead = 8;
   std::span<const CellAddress> CellsOf(uint32_t key_index) const {
     return std::span<const CellAddress>(cells_).subspan(value_begin_[key_index],
                                                         keys_[key_index].value_len);

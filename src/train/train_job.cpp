@@ -18,6 +18,7 @@
 #include "hot/median.h"
 #include "hotpath/controller/switch_control_client.h"
 #include "hotpath/hot_path.h"
+#include "hotpath/node/hot_path_config.h"
 #include "launch/launcher.h"
 #include "ps/ps.h"
 #include "train/checkpoint.h"
@@ -717,10 +718,11 @@ int LaunchLocalTraining(TrainJobConfig config, const std::string& self) {
   std::cout << "libra: switch " << libra.switch_address << " (control " << libra.switch_control
             << (local_switch ? ", started for this job)" : ")") << "; ";
   if (libra.hot_set_path.empty()) {
-    const uint64_t phase = std::stoull(job.env["LIBRA_SAMPLE_EPOCHS"]);
-    std::cout << "hot set sampled from the first " << phase - phase / 2 << " of "
-              << pushes_per_worker << " pushes per worker";
-    if (phase / 2 > 0) std::cout << ", chosen during the next " << phase / 2;
+    const auto phase = static_cast<uint32_t>(std::stoul(job.env["LIBRA_SAMPLE_EPOCHS"]));
+    const uint32_t counted = hotpath::HotPathConfig::CountedOf(phase);
+    std::cout << "hot set sampled from the first " << counted << " of " << pushes_per_worker
+              << " pushes per worker";
+    if (phase > counted) std::cout << ", chosen during the next " << phase - counted;
     std::cout << "\n";
   } else {
     std::cout << "hot set from " << libra.hot_set_path << "\n";

@@ -18,9 +18,8 @@ std::vector<std::uint32_t> CheckHotValues(const hot::HotSet& hot_set,
   std::vector<std::uint32_t> first_value(keys.size());
   if (indices != nullptr) indices->resize(keys.size());
   std::uint64_t offset = 0;
-  constexpr std::size_t kAhead = 8;  // the hot set's slots fetched ahead of their lookup
   for (std::size_t i = 0; i < keys.size(); ++i) {
-    if (i + kAhead < keys.size()) hot_set.Prefetch(keys[i + kAhead]);
+    hot_set.PrefetchAhead(keys.data(), keys.size(), i);
     const std::uint32_t index = hot_set.Find(keys[i]);
     if (index == hot::HotSet::kCold) {
       throw std::invalid_argument("hot push: key " + std::to_string(keys[i]) +

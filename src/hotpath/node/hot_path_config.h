@@ -53,8 +53,11 @@ struct HotPathConfig {
   // the first hot epoch.
   uint32_t join_epoch() const {
     if (!sampling() || saved_first_epoch) return first_hot_epoch();
-    return sample_epochs - sample_epochs / 2;
+    return CountedOf(sample_epochs);
   }
+  // The epochs counted of a sampling phase of `sample_epochs`: its first
+  // half, rounded up.
+  static uint32_t CountedOf(uint32_t sample_epochs) { return sample_epochs - sample_epochs / 2; }
   // The epochs whose pushes the workers count: those before the JOIN.
   uint32_t counted_epochs() const { return sampling() ? join_epoch() : 0; }
 };

@@ -45,9 +45,8 @@ std::vector<HotKeyRoutes::Report> HotKeyRoutes::WrittenKeysOf(std::uint32_t epoc
   std::vector<std::uint64_t> terms(keys_of_server_.size(), 0);
   const SumCheck::Epoch coefficients = check.ForEpoch(epoch);
   std::size_t offset = 0;
-  constexpr std::size_t kAhead = 8;  // the hot set's slots fetched ahead, as SplitHotAndCold
   for (std::size_t i = 0; i < hot_keys.size(); ++i) {
-    if (i + kAhead < hot_keys.size()) hot_set_->Prefetch(hot_keys[i + kAhead]);
+    hot_set_->PrefetchAhead(hot_keys.data(), hot_keys.size(), i);
     const hot::Key key = hot_keys[i];
     const std::uint32_t index = hot_set_->Find(key);
     const std::uint32_t owner = owners_[index];

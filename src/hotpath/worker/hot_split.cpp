@@ -9,19 +9,16 @@ int ValuesOfKey(const ps::WorkerHotPath::Parts& push, std::size_t i) {
 
 void SplitHotAndCold(const hot::HotSet& hot_set, const ps::WorkerHotPath::Parts& push,
                      ps::WorkerHotPath::Parts* hot, ps::WorkerHotPath::Parts* cold) {
-  // Either part may take every key: sized once (an SArray grows by copying),
-  // and the hot set's slots fetched ahead of their lookup (a push's keys
-  // are scattered over the table, so each lookup would wait on memory).
+  // Either part may take every key: sized once (an SArray grows by copying).
   for (ps::WorkerHotPath::Parts* part : {hot, cold}) {
     part->keys.reserve(part->keys.size() + push.keys.size());
     part->vals.reserve(part->vals.size() + push.vals.size());
   }
   hot->lens.reserve(hot->lens.size() + push.keys.size());
   if (!push.lens.empty()) cold->lens.reserve(cold->lens.size() + push.keys.size());
-  constexpr std::size_t kAhead = 8;
   std::size_t offset = 0;
   for (std::size_t i = 0; i < push.keys.size(); ++i) {
-    if (i + kAhead < push.keys.size()) hot_set.Prefetch(push.keys[i + kAhead]);
+    hot_set.PrefetchAhead(push.keys.data(), push.keys.size(), i);
     const int len = ValuesOfKey(push, i);
     const std::uint32_t index = hot_set.Find(push.keys[i]);
     const bool is_hot = index != hot::HotSet::kCold &&

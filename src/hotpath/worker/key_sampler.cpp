@@ -29,7 +29,7 @@ void KeySampler::NoteMagnitudes(const ps::WorkerHotPath::Parts& push) {
   for (float v : push.vals) max_abs_ = std::max(max_abs_, std::fabs(v));
 }
 
-std::vector<KeyCount> KeySampler::TakeCounts() {
+std::vector<KeyCount> KeySampler::TakeHeaviest(std::size_t limit) {
   std::vector<KeyCount> counted;
   counted.reserve(counts_.size());
   counts_.ForEach([&](hot::Key key, const Sampled& s) {
@@ -37,11 +37,7 @@ std::vector<KeyCount> KeySampler::TakeCounts() {
   });
   counts_.Clear();
   keys_counted_ = counted.size();
-  return counted;
-}
-
-std::vector<KeyCount> KeySampler::TakeHeaviest(std::size_t limit) {
-  std::vector<KeyCount> heaviest = HeaviestCounts(TakeCounts(), limit);
+  std::vector<KeyCount> heaviest = HeaviestCounts(std::move(counted), limit);
   keys_taken_ = heaviest.size();
   return heaviest;
 }

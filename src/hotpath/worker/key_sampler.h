@@ -29,8 +29,6 @@ class KeySampler {
   // JOIN's own push).
   void NoteMagnitudes(const ps::WorkerHotPath::Parts& push);
 
-  // Every count, in no order, their `server` left 0; forgets them.
-  std::vector<KeyCount> TakeCounts();
   // The `limit` heaviest counts, in ascending key order (HeaviestCounts),
   // their `server` left 0 for the caller to fill; forgets every count.
   std::vector<KeyCount> TakeHeaviest(std::size_t limit);

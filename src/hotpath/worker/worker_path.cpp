@@ -171,9 +171,8 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     ps::SArray<ps::Key> hot;
     hot.reserve(keys.size());
     cold_keys->reserve(cold_keys->size() + keys.size());
-    constexpr size_t kAhead = 8;  // as SplitHotAndCold
     for (size_t i = 0; i < keys.size(); ++i) {
-      if (i + kAhead < keys.size()) hot_set_->Prefetch(keys[i + kAhead]);
+      hot_set_->PrefetchAhead(keys.data(), keys.size(), i);
       (hot_set_->IsHot(keys[i]) ? hot : *cold_keys).push_back(keys[i]);
     }
     if (hot.empty()) return false;
@@ -233,6 +232,9 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     join.address = node_->ReserveUdpEndpoint();
     join.max_abs_value = sampler_.max_abs();
     join.plain_epoch_seconds = static_cast<float>(sampler_.MedianEpochSeconds());
+    // Who this worker is on the switch, for its sender once installed.
+    sender_options_.worker_id = static_cast<uint16_t>(join.rank);
+    sender_options_.local = join.address;
     // The counts go with the thread (taking ~100k of them out of the table
     // costs milliseconds); this worker counts no more.
     install_coming_ = std::async(std::launch::async, [this, join = std::move(join),
@@ -245,33 +247,27 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
       for (const KeyCount& c : join.counts) keys.push_back(c.key);
       const std::vector<uint32_t> servers = server_of_(keys);
       for (size_t i = 0; i < join.counts.size(); ++i) join.counts[i].server = servers[i];
-      Install install = node_->JoinAndWait(join);
-      join.counts = {};  // the rank and address are what the install needs
-      return std::make_pair(std::move(join), std::move(install));
+      return node_->JoinAndWait(join);
     });
     sampler_ = KeySampler();  // what the moved one left
   }
 
   // The controller's answer to this worker's JOIN: the hot path from its
   // first epoch on, or plain for good.
-  void StartHotPath(const std::pair<JoinRequest, Install>& answer) {
-    const JoinRequest& join = answer.first;
-    const Install& install = answer.second;
+  void StartHotPath(const Install& install) {
     if (!install.enabled) return;  // the controller logged why
     hot_set_ = install.hot_set;
     routes_ = std::make_unique<HotKeyRoutes>(
         install.hot_set,
         HotKeyOwners(*install.hot_set, install.owners, ps::Postoffice::Get()->GetServerKeyRanges()),
         static_cast<uint32_t>(ps::Postoffice::Get()->num_servers()));
-    sender_options_.worker_id = static_cast<uint16_t>(join.rank);
     sender_options_.switch_address = Config().switch_data;
-    sender_options_.local = join.address;
-    sender_options_.socket = node_->ReservedSocket(join.address);
+    sender_options_.socket = node_->ReservedSocket(sender_options_.local);
     sender_options_.key_owners.assign(routes_->owners().begin(), routes_->owners().end());
     sender_options_.update_key = install.update_key;
     sum_check_.emplace(install.update_key, install.scale_bits);
     StartSender(install.job_id, install.first_epoch, 0);
-    LOG(INFO) << "libra: worker " << join.rank << " on the hot path from epoch "
+    LOG(INFO) << "libra: worker " << sender_options_.worker_id << " on the hot path from epoch "
               << install.first_epoch << " (" << hot_set_->size() << " hot keys)";
   }
 
@@ -729,9 +725,8 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
   uint64_t epochs_pushed_ = 0;  // by this process (a resumed job starts at resume_epoch)
   bool joined_ = false;
   std::atomic<uint64_t> keys_counted_{0}, keys_sent_{0};  // sampled, and in the JOIN
-  // From the JOIN on until the first hot epoch: what the controller answers
-  // (with the JOIN it answers).
-  std::future<std::pair<JoinRequest, Install>> install_coming_;
+  // From the JOIN on until the first hot epoch: what the controller answers.
+  std::future<Install> install_coming_;
   uint32_t last_pushed_ = 0;
   KeySampler sampler_;
   std::shared_ptr<const libra::hot::HotSet> hot_set_;  // null: the plain path
