@@ -88,6 +88,10 @@ json RunOnCluster(const ClusterJob& job, const ClusterRunOptions& options,
                                             {"DMLC_NUM_WORKER", std::to_string(c.workers)},
                                             {"DMLC_PS_ROOT_URI", cluster.host_address(0)},
                                             {"DMLC_PS_ROOT_PORT", std::to_string(kRootPort)}};
+  // The loss rule drops at the hosts' netfilter output hook, which sees a
+  // segmented send as one packet: there, datagrams leave one by one, so that
+  // each is lost on its own, as on a wire.
+  if (options.loss_percent > 0) common["LIBRA_UDP_SEGMENTATION"] = "0";
   std::unique_ptr<train::LocalSwitchd> switchd;
   train::LocalSwitchdOptions where;
   if (!job.hot_set_path.empty() || job.sample) {

@@ -83,6 +83,9 @@ void PointAt(mmsghdr& header, iovec* iov, std::size_t iov_count, sockaddr_in& ad
   header.msg_hdr.msg_namelen = sizeof(sockaddr_in);
 }
 
+// A send refused for want of room in the socket's queue, not for what it is.
+bool QueueFull(int error) { return error == EAGAIN || error == EWOULDBLOCK || error == ENOBUFS; }
+
 // The segment size of a coalesced message, or 0 when it is one datagram.
 std::size_t SegmentSize(const msghdr& header) {
   for (const cmsghdr* c = CMSG_FIRSTHDR(&header); c != nullptr;
@@ -240,14 +243,16 @@ void SendQueue::Flush() {
     } else if (n < 0 && errno == EINTR) {
       continue;
     } else {
-      // The kernel will not take this message. If it was a segmented send,
-      // stop segmenting (the kernel or route cannot) and send it plainly;
-      // otherwise skip the datagram.
-      if (messages_[sent].msg_hdr.msg_iovlen > 1) {
+      // The kernel will not take this message. A full queue (a non-blocking
+      // socket) refuses its datagrams, segmented or not: they count as
+      // lost. Any other refusal of a segmented send means the kernel or the
+      // route cannot segment: stop segmenting and send it plainly.
+      const std::size_t datagrams = messages_[sent].msg_hdr.msg_iovlen;
+      if (datagrams > 1 && !QueueFull(errno)) {
         segmentation_ = false;
         SendUnsegmented(sent);
       } else {
-        ++refused_;
+        refused_ += datagrams;
       }
       ++sent;
     }

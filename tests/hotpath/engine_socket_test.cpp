@@ -62,6 +62,27 @@ TEST(EngineSocket, ASenderOnAReservedSocketKeepsItsPortAndItsQueuedDatagrams) {
   testing::WaitFor([&] { return restarted.counters().malformed_packets == 1; });
 }
 
+// The switch sends runs of equal-sized datagrams as one segmented send, and
+// an engine's socket takes such a run as one coalesced message: the engine
+// still handles each datagram of it apart (here each is malformed, and each
+// is counted).
+TEST(EngineSocket, ASegmentedRunFromTheSwitchIsHandledDatagramByDatagram) {
+  net::UdpSocket fake_switch{UdpEndpoint{0x7f000001, 0}};
+  HotSenderOptions options;
+  options.job_id = 3;
+  options.switch_address = fake_switch.local();
+  HotSender sender(testing::SmallHotSet(), options);
+
+  constexpr std::size_t kRun = 40;
+  net::SendQueue run(fake_switch.fd(), kRun, /*segmentation=*/true);
+  const std::vector<std::uint8_t> garbage(24, 0xee);
+  for (std::size_t i = 0; i < kRun; ++i) run.Push(garbage, sender.local());
+  run.Flush();
+  ASSERT_EQ(run.packets_sent(), kRun);
+  testing::WaitFor([&] { return sender.counters().malformed_packets == kRun; });
+  EXPECT_EQ(sender.counters().packets_received, kRun);
+}
+
 TEST(EngineSocket, WithoutAReservedSocketTheEngineBindsItsOwn) {
   HotSenderOptions options;
   options.switch_address = UdpEndpoint{0x7f000001, 9};

@@ -280,6 +280,9 @@ TEST(BadEnvironment, MissingOrInvalidVariablesAreNamed) {
            Case{base + "DMLC_PS_ROOT_PORT=9 DMLC_ROLE=worker LIBRA_SWITCH=127.0.0.1:9 "
                        "LIBRA_PLAIN_EPOCH=sometimes",
                 "LIBRA_PLAIN_EPOCH='sometimes'"},
+           Case{base + "DMLC_PS_ROOT_PORT=9 DMLC_ROLE=worker LIBRA_SWITCH=127.0.0.1:9 "
+                       "LIBRA_UDP_SEGMENTATION=yes",
+                "LIBRA_UDP_SEGMENTATION"},
        }) {
     CommandResult r = RunCommand("env -i " + c.env + " " + KV_PROGRAM + " sum");
     EXPECT_NE(r.status, 0) << c.env;

@@ -19,8 +19,9 @@ EngineLoop::EngineLoop(const EngineLoopOptions& options)
       socket_(options.socket != nullptr
                   ? options.socket
                   : std::make_shared<net::UdpSocket>(options.local, EngineSocketOptions())),
-      batch_(kBatch),
-      out_(socket_->fd(), kBatch) {}
+      coalescing_(socket_->EnableReceiveCoalescing()),
+      batch_(kBatch, coalescing_),
+      out_(socket_->fd(), kBatch, options.segmentation) {}
 
 EngineLoop::~EngineLoop() { Stop(); }
 

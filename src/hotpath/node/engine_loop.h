@@ -58,6 +58,13 @@ struct EngineLoopOptions {
   // JOIN that names its address on, so that no other process can take the
   // port between the JOIN and the engine's start.
   std::shared_ptr<net::UdpSocket> socket;
+  // Runs of same-sized datagrams to the switch leave as one segmented send
+  // (UDP GSO, net::SendQueue), and the switch's runs arrive as one coalesced
+  // message (UDP GRO): the kernel's work per datagram, most of a datagram's
+  // cost on loopback, is done once per run. Off where something between the
+  // socket and the wire must see each datagram apart (the emulated cluster's
+  // loss rule drops a segmented send whole).
+  bool segmentation = true;
 };
 
 // The datagrams of one engine, as every engine reports them.
@@ -137,6 +144,7 @@ class EngineLoop {
   const EngineClock& clock_;
   const std::shared_ptr<net::UdpSocket> socket_;
   net::Waker waker_;
+  const bool coalescing_;  // the kernel passes the switch's segmented sends as one message
   net::ReceiveBatch batch_;
   net::SendQueue out_;
 

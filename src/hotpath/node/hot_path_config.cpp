@@ -82,6 +82,7 @@ HotPathConfig ReadConfig() {
       static_cast<uint32_t>(env->IntOr("LIBRA_JOB_ID", 1, 1, std::numeric_limits<int>::max()));
   const char* token = env->find("LIBRA_JOB_TOKEN");
   config.job_token = token && *token ? std::string(token) : RandomToken();
+  config.udp_segmentation = env->IntOr("LIBRA_UDP_SEGMENTATION", 1, 0, 1) == 1;
   const int scale = env->IntOr("LIBRA_SCALE_BITS", -1, 0, 30);
   if (scale >= 0) config.scale_bits = scale;
   if (const char* path = env->find("LIBRA_SAVE_INSTALL"); path && *path) {

@@ -38,6 +38,10 @@ struct HotPathConfig {
   // this scale, from the same epoch on (no sampling).
   std::string install_path;
   std::optional<uint32_t> saved_first_epoch;  // that INSTALL's first epoch
+  // LIBRA_UDP_SEGMENTATION=0: the engines send datagram by datagram instead
+  // of in segmented runs (EngineLoopOptions::segmentation); 1 (the default)
+  // otherwise.
+  bool udp_segmentation = true;
 
   bool sampling() const { return hot_set_path.empty() && install_path.empty(); }
   // The epoch at which every node switches to the hot path.

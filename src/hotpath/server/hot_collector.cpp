@@ -61,7 +61,7 @@ struct HotCollector::Impl final : EngineHandler {
       : hot_set(std::move(hot_set_in)),
         options(Checked(options_in, *hot_set)),
         loop(EngineLoopOptions{options.job_id, options.local, options.switch_address, options.clock,
-                               options.socket}),
+                               options.socket, options.segmentation}),
         owned_keys(SortedOwnedKeys(*hot_set, owned)),
         next_epoch(options.first_epoch),
         clock(loop.clock()),

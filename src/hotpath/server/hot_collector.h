@@ -48,6 +48,7 @@ struct HotCollectorOptions {
   // A socket bound to `local` already, used instead of binding one
   // (EngineLoopOptions::socket); null: the collector binds `local`.
   std::shared_ptr<net::UdpSocket> socket;
+  bool segmentation = true;       // EngineLoopOptions::segmentation
   std::uint32_t num_workers = 1;  // N: each sum covers this many pushes
   std::uint32_t first_epoch = 0;  // the first epoch to collect
   // UPDATE packets sent and not yet ACKed by the switch at once.

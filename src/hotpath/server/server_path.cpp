@@ -142,6 +142,7 @@ class ServerPathImpl final : public ps::ServerHotPath {
     options.switch_address = Config().switch_data;
     options.local = local_;
     options.socket = HotPathNode::Get()->ReservedSocket(local_);
+    options.segmentation = Config().udp_segmentation;
     options.num_workers = install_.num_workers;
     options.first_epoch = first_epoch;
     options.collect_by_row = true;

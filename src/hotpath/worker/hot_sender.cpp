@@ -63,7 +63,7 @@ struct HotSender::Impl final : EngineHandler {
       : hot_set(std::move(hot_set_in)),
         options(Checked(options_in, *hot_set)),
         loop(EngineLoopOptions{options.job_id, options.local, options.switch_address, options.clock,
-                               options.socket}),
+                               options.socket, options.segmentation}),
         clock(loop.clock()),
         queuer(hot_set),
         replica(*hot_set, options.key_owners, options.first_epoch),

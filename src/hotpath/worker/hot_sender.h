@@ -47,6 +47,7 @@ struct HotSenderOptions {
   // A socket bound to `local` already, used instead of binding one
   // (EngineLoopOptions::socket); null: the sender binds `local`.
   std::shared_ptr<net::UdpSocket> socket;
+  bool segmentation = true;  // EngineLoopOptions::segmentation
   // The switch's dedup window W: seq s goes out only once every seq <= s - W
   // is ACKed (docs/protocol.md). Also the most DATA packets outstanding.
   std::uint32_t dedup_window = 64;

@@ -263,6 +263,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
         static_cast<uint32_t>(ps::Postoffice::Get()->num_servers()));
     sender_options_.switch_address = Config().switch_data;
     sender_options_.socket = node_->ReservedSocket(sender_options_.local);
+    sender_options_.segmentation = Config().udp_segmentation;
     sender_options_.key_owners.assign(routes_->owners().begin(), routes_->owners().end());
     sender_options_.update_key = install.update_key;
     sum_check_.emplace(install.update_key, install.scale_bits);
