@@ -1,10 +1,14 @@
 #include "train/overhead_bench.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <stdexcept>
+#include <tuple>
+#include <vector>
 
 #include "train/model.h"
 #include "train/synthetic_data.h"
@@ -130,12 +134,63 @@ json RunOne(TrainJobConfig config, const std::string& self, const std::string& n
   return Summarise(json::parse(in));
 }
 
+// The median of a configuration's ratios over the rounds (of an even count,
+// the mean of the middle two: with two rounds the upper median would be the
+// better round).
+double MedianOf(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+// One entry per configuration and hot set: its ratios over the rounds, their
+// median and range. A hot set "plain" is the plain PS against itself: the
+// spread of that column is the bench's own noise.
+json SummariseRounds(const json& configs) {
+  std::map<std::tuple<std::string, uint32_t, int, int, std::string>, std::vector<double>> ratios;
+  std::vector<std::tuple<std::string, uint32_t, int, int, std::string>> order;
+  for (const json& c : configs) {
+    const auto key = std::make_tuple(c["model"].get<std::string>(), c["batch"].get<uint32_t>(),
+                                     c["workers"].get<int>(), c["servers"].get<int>(),
+                                     c["hot_set"].get<std::string>());
+    if (!ratios.contains(key)) order.push_back(key);
+    ratios[key].push_back(c["ratio"].get<double>());
+  }
+  json summary = json::array();
+  for (const auto& key : order) {
+    const std::vector<double>& r = ratios[key];
+    summary.push_back({{"model", std::get<0>(key)},
+                       {"batch", std::get<1>(key)},
+                       {"workers", std::get<2>(key)},
+                       {"servers", std::get<3>(key)},
+                       {"hot_set", std::get<4>(key)},
+                       {"ratios", r},
+                       {"median_ratio", MedianOf(r)},
+                       {"min_ratio", *std::min_element(r.begin(), r.end())},
+                       {"max_ratio", *std::max_element(r.begin(), r.end())}});
+  }
+  return summary;
+}
+
+void PrintSummary(const json& summary) {
+  std::printf("\nratio over the rounds (median, range):\n");
+  std::printf("%-7s %5s %2s %2s %-6s %7s %13s\n", "model", "batch", "N", "M", "hot", "median",
+              "range");
+  for (const json& s : summary) {
+    std::printf("%-7s %5u %2d %2d %-6s %7.2f %6.2f-%.2f\n", s["model"].get<std::string>().c_str(),
+                s["batch"].get<uint32_t>(), s["workers"].get<int>(), s["servers"].get<int>(),
+                s["hot_set"].get<std::string>().c_str(), s["median_ratio"].get<double>(),
+                s["min_ratio"].get<double>(), s["max_ratio"].get<double>());
+  }
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 void CheckOverheadBenchOptions(const OverheadBenchOptions& options) {
   for (const std::string& model : options.models) ParseModelKind(model);
   for (const std::string& hot_set : options.hot_sets) {
-    if (hot_set == "auto" || hot_set == "whole") continue;
+    if (hot_set == "auto" || hot_set == "whole" || hot_set == "plain") continue;
     CheckCapacity(hot_set);
     if (hot_set == "0") throw std::invalid_argument("--hot-sets: use 'whole', not 0 keys");
   }
@@ -184,16 +239,34 @@ json RunOverheadBench(const OverheadBenchOptions& options, const std::string& se
             const std::string tag = model + "-b" + std::to_string(batch) + "-w" +
                                     std::to_string(workers) + "-s" + std::to_string(servers) +
                                     "-r" + std::to_string(round);
-            const json plain = RunOne(config, self, tag + "-plain");
             const uint32_t values_per_key = CreateModel(config.model)->value_length();
-            for (const std::string& hot_set : options.hot_sets) {
-              TrainJobConfig libra = config;
-              libra.libra.local_switch = true;
-              libra.libra.capacity = hot_set == "auto" ? "auto"
-                                     : hot_set == "whole"
-                                         ? "0"
-                                         : std::to_string(std::stoull(hot_set) * values_per_key);
-              const json run = RunOne(libra, self, tag + "-" + hot_set);
+            // Odd rounds run the plain reference after the others: a machine
+            // that speeds up or slows down during a round then favours
+            // neither side over the rounds.
+            const bool plain_last = round % 2 == 1;
+            std::vector<json> libra_runs(options.hot_sets.size());
+            auto run_hot_sets = [&] {
+              for (std::size_t h = 0; h < options.hot_sets.size(); ++h) {
+                const std::string& hot_set = options.hot_sets[h];
+                TrainJobConfig libra = config;
+                if (hot_set != "plain") {
+                  libra.libra.local_switch = true;
+                  libra.libra.capacity =
+                      hot_set == "auto"    ? "auto"
+                      : hot_set == "whole" ? "0"
+                                           : std::to_string(std::stoull(hot_set) * values_per_key);
+                }
+                libra_runs[h] =
+                    RunOne(libra, self, tag + "-" + (hot_set == "plain" ? "plain-again" : hot_set));
+              }
+            };
+            json plain;
+            if (plain_last) run_hot_sets();
+            plain = RunOne(config, self, tag + "-plain");
+            if (!plain_last) run_hot_sets();
+            for (std::size_t h = 0; h < options.hot_sets.size(); ++h) {
+              const std::string& hot_set = options.hot_sets[h];
+              const json& run = libra_runs[h];
               const double ratio = run["samples_per_second"].get<double>() /
                                    plain["samples_per_second"].get<double>();
               const double plain_cpu = plain["cpu_ms_per_iteration"].value("total", 0.0);
@@ -226,6 +299,8 @@ json RunOverheadBench(const OverheadBenchOptions& options, const std::string& se
       }
     }
   }
+  report["summary"] = SummariseRounds(report["configs"]);
+  PrintSummary(report["summary"]);
   return report;
 }
 

@@ -25,9 +25,12 @@ struct OverheadBenchOptions {
   std::vector<int> workers = {2, 4};
   std::vector<int> servers = {1, 2};
   // "auto": the cost model's set; "whole": every sampled key that fits the
-  // switch; a number: that many keys forced (their cells: keys x values per key).
+  // switch; a number: that many keys forced (their cells: keys x values per key);
+  // "plain": the plain PS again, against itself (the bench's own noise).
   std::vector<std::string> hot_sets = {"auto", "30000", "whole"};
-  uint32_t repeat = 1;  // rounds of every configuration, interleaved
+  // Rounds of every configuration, interleaved; odd rounds run the plain
+  // reference after the hot sets instead of before them.
+  uint32_t repeat = 1;
 };
 
 // Throws std::invalid_argument naming a bad option.
@@ -35,7 +38,10 @@ void CheckOverheadBenchOptions(const OverheadBenchOptions& options);
 
 // Runs the bench; `self` is the `libra` binary. Returns the report:
 // {"options": ..., "configs": [ {model, batch, workers, servers, hot_set,
-//   plain: {...}, libra: {...}, ratio}, ... ]}, where plain and libra hold
+//   round, plain: {...}, libra: {...}, ratio}, ... ], "summary": [ {model,
+//   batch, workers, servers, hot_set, ratios, median_ratio, min_ratio,
+//   max_ratio}, ... ]} (one summary entry per configuration and hot set, over
+//   the rounds), where plain and libra hold
 // samples_per_second, worker 0's per-iteration split, server 0's hot-path
 // time per epoch, and packets and bytes per epoch by kind at every node.
 // Prints a table as it goes. Throws std::runtime_error when a run fails.

@@ -5,10 +5,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "common/run_command.h"
 #include "common/temp_dir.h"
@@ -55,6 +58,49 @@ TEST(BenchOverheadCommand, EveryConfigurationHasBothRunsAndTheirRatio) {
     }
   }
   EXPECT_THAT(run.output, ::testing::HasSubstr("ratio"));
+}
+
+// Rounds: odd ones run the plain reference last; the summary gives each
+// configuration's ratios over the rounds and their median; "plain" is the
+// plain PS against itself.
+TEST(BenchOverheadCommand, RoundsAlternateThePlainRunsPlaceAndTheSummaryTakesTheirMedian) {
+  train::testing::TempDir dir;
+  const std::string json = dir.File("overhead.json");
+  const std::string out = dir.File("out");
+  const CommandResult run = RunLibra(
+      "bench overhead --rows 3000 --models lr --batches 100 --workers 2 --servers 1 "
+      "--hot-sets plain,500 --repeat 3 --out-dir " +
+      out + " --json " + json);
+  ASSERT_EQ(run.status, 0) << run.output;
+  std::ifstream in(json);
+  const nlohmann::json report = nlohmann::json::parse(in);
+  ASSERT_EQ(report.at("configs").size(), 3u * 2u);  // rounds x hot sets
+  for (const nlohmann::json& c : report["configs"]) {
+    if (c["hot_set"] != "plain") continue;
+    EXPECT_EQ(c["libra"]["hot_epochs"].get<double>(), 0) << c.dump();
+    EXPECT_EQ(c["libra"]["model_fingerprint"], c["plain"]["model_fingerprint"]);
+  }
+  const auto written = [&](const std::string& name) {
+    return std::filesystem::last_write_time(out + "/runs/lr-b100-w2-s1-" + name + ".json");
+  };
+  EXPECT_LT(written("r0-plain"), written("r0-500")) << "round 0 runs plain first";
+  EXPECT_GT(written("r1-plain"), written("r1-500")) << "round 1 runs plain last";
+  EXPECT_LT(written("r2-plain"), written("r2-500"));
+
+  const nlohmann::json& summary = report.at("summary");
+  ASSERT_EQ(summary.size(), 2u);
+  for (const nlohmann::json& s : summary) {
+    std::vector<double> ratios;
+    for (const nlohmann::json& c : report["configs"]) {
+      if (c["hot_set"] == s["hot_set"]) ratios.push_back(c["ratio"].get<double>());
+    }
+    ASSERT_EQ(s["ratios"].get<std::vector<double>>(), ratios);
+    std::sort(ratios.begin(), ratios.end());
+    EXPECT_DOUBLE_EQ(s["median_ratio"].get<double>(), ratios[1]);
+    EXPECT_DOUBLE_EQ(s["min_ratio"].get<double>(), ratios[0]);
+    EXPECT_DOUBLE_EQ(s["max_ratio"].get<double>(), ratios[2]);
+  }
+  EXPECT_THAT(run.output, ::testing::HasSubstr("ratio over the rounds"));
 }
 
 TEST(BenchOverheadCommand, ABadOptionIsNamed) {

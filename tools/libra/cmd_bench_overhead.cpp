@@ -35,11 +35,12 @@ void AddBenchOverheadCommand(CLI::App& bench, Runner& run) {
   sub->add_option("--workers", o.workers, "workers")->delimiter(',')->capture_default_str();
   sub->add_option("--servers", o.servers, "servers")->delimiter(',')->capture_default_str();
   sub->add_option("--hot-sets", o.hot_sets,
-                  "auto (the cost model's), whole (every sampled key that fits), or a number of "
-                  "keys to force")
+                  "auto (the cost model's), whole (every sampled key that fits), a number of "
+                  "keys to force, or plain (the plain PS against itself: the bench's noise)")
       ->delimiter(',')
       ->capture_default_str();
-  sub->add_option("--repeat", o.repeat, "rounds of every configuration, interleaved")
+  sub->add_option("--repeat", o.repeat, "rounds of every configuration, interleaved (odd rounds run plain last); "
+                  "the summary gives each configuration's median ratio")
       ->capture_default_str();
   sub->add_option("--json", flags->json_path, "write the report here");
   sub->callback([&run, flags] {
