@@ -143,8 +143,11 @@ std::size_t ReceiveBatch::ReceiveWithFlags(int fd, int flags) {
     std::size_t offset = 0;
     do {
       const std::size_t piece = std::min(step, length - offset);
+      // A coalescing batch's larger buffers must not change what a datagram
+      // is: one over kBufferBytes is seen cut to that, as without coalescing.
+      const std::size_t kept = std::min(piece, kBufferBytes);
       datagrams_.push_back(
-          {base + offset, static_cast<std::uint32_t>(piece), static_cast<std::uint32_t>(m)});
+          {base + offset, static_cast<std::uint32_t>(kept), static_cast<std::uint32_t>(m)});
       offset += piece;
     } while (offset < length);
   }
