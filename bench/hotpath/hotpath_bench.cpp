@@ -3,12 +3,20 @@
 // and per REPLICA packet (its MAC checked, its values applied), and a
 // server per UPDATE it signs, on a Tofino-1 sized
 // layout: 32 arrays, heat placement, a push that carries 2/3 of the hot keys.
+// And the controller's part of the choice of a hot set, which every worker
+// may wait for at the first hot epoch: summing the JOINs, ranking the keys
+// and pricing the candidate sets.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <random>
 
+#include "hot/cost_model.h"
 #include "hot/placement.h"
+#include "hot/sampled_rates.h"
+#include "hotpath/controller/sampled_sums.h"
 #include "hotpath/messages/hot_packets.h"
 #include "hotpath/messages/sum_check.h"
 #include "hotpath/messages/update_auth.h"
@@ -154,6 +162,73 @@ void BM_VerifyReplica(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(bytes.size()));
 }
 BENCHMARK(BM_VerifyReplica);
+
+// Four workers' JOINs as a job of LR, batch 1000, 4 workers counts them in
+// 3 epochs: 78,000 pushes of hashed keys each (26 fields a row), Zipf 0.85
+// over 1,000,000 keys, so each JOIN names ~50,000 keys.
+std::vector<std::vector<KeyCount>> SampleJoins() {
+  constexpr int kKeys = 1'000'000;
+  std::vector<double> cdf(kKeys);
+  double sum = 0;
+  for (int k = 0; k < kKeys; ++k) cdf[k] = sum += std::pow(k + 1.0, -0.85);
+  std::mt19937_64 rng(5);
+  std::vector<std::vector<KeyCount>> joins(4);
+  for (std::uint32_t w = 0; w < joins.size(); ++w) {
+    std::map<std::uint64_t, std::uint64_t> counts;
+    for (int i = 0; i < 78'000; ++i) {
+      const double u = std::uniform_real_distribution<double>(0, sum)(rng);
+      const auto rank = std::lower_bound(cdf.begin(), cdf.end(), u) - cdf.begin();
+      ++counts[(static_cast<std::uint64_t>(rank) + 1) * 0x9E3779B97F4A7C15ull];
+    }
+    for (const auto& [key, updates] : counts) {
+      joins[w].push_back({key, 1, updates, static_cast<std::uint32_t>(key % 2)});
+    }
+  }
+  return joins;
+}
+
+void BM_ControllerSumsJoins(benchmark::State& state) {
+  const std::vector<std::vector<KeyCount>> joins = SampleJoins();
+  std::vector<const std::vector<KeyCount>*> lists;
+  for (const auto& join : joins) lists.push_back(&join);
+  std::size_t keys = 0;
+  for (auto _ : state) {
+    const SampledSums sums = SumSampledCounts(lists);
+    keys = sums.keys.size();
+    benchmark::DoNotOptimize(sums.keys.data());
+  }
+  state.counters["join_keys"] = static_cast<double>(joins.front().size());
+  state.counters["keys"] = static_cast<double>(keys);
+}
+BENCHMARK(BM_ControllerSumsJoins)->Unit(benchmark::kMillisecond);
+
+// Ranking the summed keys, their expected counts and the cost model's
+// candidate sets (as Controller::ChooseFromSamples does; 65,536 cells).
+void BM_ControllerPricesSets(benchmark::State& state) {
+  const std::vector<std::vector<KeyCount>> joins = SampleJoins();
+  std::vector<const std::vector<KeyCount>*> lists;
+  for (const auto& join : joins) lists.push_back(&join);
+  const SampledSums sums = SumSampledCounts(lists);
+  for (auto _ : state) {
+    const std::vector<std::uint32_t> order = RankHeaviestFirst(sums.keys);
+    std::vector<std::uint64_t> counts;
+    counts.reserve(sums.keys.size());
+    for (const hot::HotKey& k : sums.keys) counts.push_back(k.frequency);
+    const std::vector<double> expected = hot::GoodTuringCounts(counts);
+    hot::CostInput input;
+    input.num_workers = 4;
+    input.num_servers = 2;
+    input.capacity_values = 65536;
+    input.shared_cores = 2;
+    for (std::size_t i = 0; i < order.size() && i < 65536; ++i) {
+      const hot::HotKey& k = sums.keys[order[i]];
+      input.keys.push_back({k.key, k.value_len, expected[order[i]] / 3});
+    }
+    benchmark::DoNotOptimize(hot::ChooseByCost(input).chosen.keys);
+  }
+  state.counters["keys"] = static_cast<double>(sums.keys.size());
+}
+BENCHMARK(BM_ControllerPricesSets)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace libra::hotpath

@@ -26,6 +26,7 @@
 
 #include "ps/base.h"
 #include "ps/internal/hot_path_hooks.h"
+#include "ps/internal/slice_of_keys.h"
 #include "ps/simple_app.h"
 
 namespace ps {
@@ -252,22 +253,7 @@ class KVWorker : public SimpleApp {
     probe.vals.resize(keys.size(), Val());
     SlicedKVs sliced;
     slicer_(probe, Postoffice::Get()->GetServerKeyRanges(), &sliced);
-    // `keys` is sorted and distinct: a binary search finds each sliced key's place (a
-    // JOIN asks for ~100k keys; a hash map of them took ~20 ms). A key in
-    // two slices goes to the first; one in none, to server 0.
-    std::vector<uint32_t> out(keys.size(), 0);
-    std::vector<bool> placed(keys.size(), false);
-    for (size_t i = 0; i < sliced.size(); ++i) {
-      for (Key key : sliced[i].second.keys) {
-        const Key* at = std::lower_bound(keys.begin(), keys.end(), key);
-        if (at == keys.end() || *at != key) continue;
-        const size_t place = static_cast<size_t>(at - keys.begin());
-        if (placed[place]) continue;
-        placed[place] = true;
-        out[place] = static_cast<uint32_t>(i);
-      }
-    }
-    return out;
+    return internal::SliceOfEachKey(keys, sliced);
   }
 
   // A request completes when all its parts have: one per server slice sent,

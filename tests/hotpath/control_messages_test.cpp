@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
+#include <stdexcept>
 
 #include "common/temp_dir.h"
 #include "hot/placement.h"
@@ -68,6 +70,50 @@ TEST(HotPathMessages, JoinRoundTrips) {
     EXPECT_EQ(back->counts[i].updates, join.counts[i].updates);
     EXPECT_EQ(back->counts[i].server, join.counts[i].server);
   }
+}
+
+// A worker's JOIN lists up to a switch's worth of hashed keys: each count
+// takes about 10 bytes (the key's distance from the one before as a varint,
+// then three small varints), not the 24 of fixed-width fields.
+TEST(HotPathMessages, AJoinOfFiftyThousandHashedKeysTakesAboutTenBytesACount) {
+  std::mt19937_64 rng(7);
+  std::vector<uint64_t> keys(50000);
+  for (uint64_t& key : keys) key = rng();
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  JoinRequest join = SampleJoin();
+  join.counts.clear();
+  for (uint64_t key : keys) join.counts.push_back({key, 1, 1 + key % 30, uint32_t(key % 2)});
+  const std::string body = Encode(join);
+  EXPECT_LE(body.size(), 64 + 11 * keys.size());  // 10.2 a count with this seed
+  const std::optional<JoinRequest> back = DecodeJoin(body);
+  ASSERT_TRUE(back);
+  ASSERT_EQ(back->counts.size(), keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    ASSERT_EQ(back->counts[i].key, keys[i]);
+    ASSERT_EQ(back->counts[i].updates, 1 + keys[i] % 30);
+    ASSERT_EQ(back->counts[i].server, keys[i] % 2);
+  }
+}
+
+// The counts ascend by key, each key once: the controller merges the JOINs
+// as sorted runs. The encoder refuses other orders; the decoder cannot
+// produce them, nor a key past the largest.
+TEST(HotPathMessages, AJoinsCountsAscendByKeyEachKeyOnce) {
+  JoinRequest join = SampleJoin();
+  join.counts = {{9, 1, 1, 0}, {7, 1, 1, 0}};
+  EXPECT_THROW(Encode(join), std::invalid_argument);
+  join.counts = {{7, 1, 1, 0}, {7, 1, 1, 0}};
+  EXPECT_THROW(Encode(join), std::invalid_argument);
+  // The last count of SampleJoin is the largest key; one more after it
+  // (a gap of 0) would wrap around.
+  std::string body = Encode(SampleJoin());
+  const char more[] = {0, 1, 1, 0};  // gap, value_len, updates, server
+  body.append(more, sizeof more);
+  const size_t count_at = 1 + 4 + 4 + 2 + 4 + 4 + 4;  // role ... plain_epoch_seconds
+  ASSERT_EQ(static_cast<uint8_t>(body[count_at]), 3);
+  body[count_at] = 4;
+  EXPECT_FALSE(DecodeJoin(body));
 }
 
 TEST(HotPathMessages, InstallRoundTripsTheHotSetAndItsPlacement) {

@@ -65,6 +65,8 @@ TEST(SampledSums, TheRankingIsChooseHotKeysOrderHeaviestFirstTiesToTheLowerKey) 
   std::vector<hot::HotKey> keys;
   for (uint64_t key = 0; key < 500; ++key) {
     if (random() % 2) keys.push_back({key * 3, 1, random() % 20});
+    // Some heavier than the counting sort's buckets (4096 updates), with ties.
+    if (random() % 5 == 0) keys.push_back({key * 3 + 1, 1, 4000 + random() % 200});
   }
   keys.push_back({100000, 1, uint64_t{1} << 40});  // ranks as 2^32 - 1: still the heaviest
   const std::vector<uint32_t> places = RankHeaviestFirst(keys);

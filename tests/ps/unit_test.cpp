@@ -9,6 +9,8 @@
 #include "common/disconnect_monitor.h"
 #include "ps/allocator_tuning.h"
 #include "ps/internal/env.h"
+#include "ps/internal/slice_of_keys.h"
+#include "ps/kv_app.h"
 #include "ps/message_codec.h"
 #include "ps/sarray.h"
 #include "ps/zmq_transport.h"
@@ -67,6 +69,26 @@ TEST(SArray, FindRange) {
   Range r = FindRange<uint64_t>(keys, 3, 8);
   EXPECT_EQ(r.begin(), 1u);
   EXPECT_EQ(r.end(), 4u);
+}
+
+// What KVWorker::ServerOf returns for a JOIN's keys: each key's slice.
+TEST(SliceOfEachKey, FindsEachKeysSliceWhateverOrderTheSlicerGivesThem) {
+  using Sliced = std::vector<std::pair<bool, KVPairs<float>>>;
+  const SArray<Key> keys{2, 4, 6, 8, 10, 12};
+  // The default slicer's shape: runs of the keys, one per server.
+  Sliced runs(3);
+  runs[0].second.keys = SArray<Key>{2, 4};
+  runs[2].second.keys = SArray<Key>{6, 8, 10, 12};
+  EXPECT_EQ(internal::SliceOfEachKey(keys, runs), (std::vector<uint32_t>{0, 0, 2, 2, 2, 2}));
+  // A slicer of its own: gaps, a slice that goes back, a key twice (the
+  // first slice keeps it), keys that are not asked about, and one key in
+  // no slice (server 0).
+  Sliced scattered(3);
+  scattered[0].second.keys = SArray<Key>{3, 8};
+  scattered[1].second.keys = SArray<Key>{12, 4, 5, 6, 8};
+  scattered[2].second.keys = SArray<Key>{2, 10, 1000};
+  EXPECT_EQ(internal::SliceOfEachKey(keys, scattered), (std::vector<uint32_t>{2, 1, 1, 0, 2, 1}));
+  EXPECT_TRUE(internal::SliceOfEachKey(SArray<Key>(), scattered).empty());
 }
 
 TEST(MessageCodec, RoundTrip) {

@@ -54,11 +54,16 @@ void Controller::OnJoin(const ps::SimpleData& request, ps::SimpleApp* app) {
   Install install;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    // Summed now, while other JOINs are on their way: what is left once the
+    // last comes is what every worker may wait for at the first hot epoch.
+    AddSampledCounts(join->counts, &sums_);
+    join->counts = {};
     joins_.emplace_back(request, std::move(*join));
     if (joins_.size() < static_cast<size_t>(num_workers_ + num_servers_)) return;
     install = Decide();
     answered = std::move(joins_);
     joins_.clear();
+    sums_ = {};
   }
   if (install.enabled) {
     LOG(INFO) << "libra: hot path on from epoch " << install.first_epoch << ": "
@@ -73,10 +78,8 @@ void Controller::OnJoin(const ps::SimpleData& request, ps::SimpleApp* app) {
 
 std::shared_ptr<const libra::hot::HotSet> Controller::ChooseFromSamples(
     std::vector<uint32_t>* owners, std::string* why) {
-  // Sum each key's updates over the workers.
-  std::vector<const std::vector<KeyCount>*> lists;
-  for (const auto& [req, join] : joins_) lists.push_back(&join.counts);
-  const SampledSums sums = SumSampledCounts(lists);
+  // Each key's updates summed over the workers (as their JOINs came).
+  const SampledSums& sums = sums_;
   const std::vector<libra::hot::HotKey>& candidates = sums.keys;
   const std::vector<uint32_t>& servers = sums.servers;
   const libra::hot::SwitchLayout layout =

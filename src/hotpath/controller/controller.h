@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "hot/cost_model.h"
+#include "hotpath/controller/sampled_sums.h"
 #include "hotpath/messages/control_messages.h"
 #include "hotpath/node/hot_path_config.h"
 #include "ps/simple_app.h"
@@ -85,7 +86,8 @@ class Controller {
   const int num_workers_;
   const int num_servers_;
   std::mutex mu_;
-  std::vector<std::pair<ps::SimpleData, JoinRequest>> joins_;
+  std::vector<std::pair<ps::SimpleData, JoinRequest>> joins_;  // their counts in sums_
+  SampledSums sums_;                                           // the counts of the JOINs so far
   bool installed_ = false;
   std::optional<libra::hot::CostPrediction> cost_;  // the cost model's choice
   std::string cost_why_;

@@ -24,12 +24,21 @@ std::string Encode(const JoinRequest& join) {
   w.Put(join.max_abs_value);
   w.Put(join.epoch);
   w.Put(join.plain_epoch_seconds);
+  // Compact, since a worker's JOIN lists up to a switch's worth of keys
+  // (~50k: 1.25 MB at fixed width, to encrypt, send and read while the job
+  // trains): each key as its distance from the one before, less one (they
+  // ascend), and varints, about 10 bytes a count for hashed keys.
   w.Put<uint64_t>(join.counts.size());
-  for (const KeyCount& c : join.counts) {
-    w.Put(c.key);
-    w.Put(c.value_len);
-    w.Put(c.updates);
-    w.Put(c.server);
+  w.Reserve(w.bytes().size() + join.counts.size() * 10);
+  for (size_t i = 0; i < join.counts.size(); ++i) {
+    const KeyCount& c = join.counts[i];
+    if (i > 0 && c.key <= join.counts[i - 1].key) {
+      throw std::invalid_argument("a JOIN's counts must ascend by key");
+    }
+    w.PutVarint(i == 0 ? c.key : c.key - join.counts[i - 1].key - 1);
+    w.PutVarint(c.value_len);
+    w.PutVarint(c.updates);
+    w.PutVarint(c.server);
   }
   return w.Take();
 }
@@ -41,16 +50,26 @@ std::optional<JoinRequest> DecodeJoin(const std::string& body) {
   uint64_t n = 0;
   if (!r.Get(&role) || !r.Get(&join.rank) || !r.Get(&join.address.ipv4) ||
       !r.Get(&join.address.port) || !r.Get(&join.max_abs_value) || !r.Get(&join.epoch) ||
-      !r.Get(&join.plain_epoch_seconds) || !r.GetCount(24, &n)) {
+      !r.Get(&join.plain_epoch_seconds) || !r.GetCount(4, &n)) {  // 4 varints a count
     return std::nullopt;
   }
   if (role != 1 && role != 2) return std::nullopt;
   join.role = static_cast<JoinRequest::Role>(role);
   join.counts.resize(n);
-  for (KeyCount& c : join.counts) {
-    if (!r.Get(&c.key) || !r.Get(&c.value_len) || !r.Get(&c.updates) || !r.Get(&c.server)) {
+  for (size_t i = 0; i < n; ++i) {
+    KeyCount& c = join.counts[i];
+    uint64_t gap = 0;
+    if (!r.GetVarint(&gap) || !r.GetVarint32(&c.value_len) || !r.GetVarint(&c.updates) ||
+        !r.GetVarint32(&c.server)) {
       return std::nullopt;
     }
+    if (i == 0) {
+      c.key = gap;
+      continue;
+    }
+    const uint64_t previous = join.counts[i - 1].key;
+    if (gap >= UINT64_MAX - previous) return std::nullopt;  // past the largest key
+    c.key = previous + gap + 1;
   }
   if (!r.AtEnd()) return std::nullopt;
   return join;

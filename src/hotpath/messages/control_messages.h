@@ -64,6 +64,8 @@ struct JoinRequest {
   uint32_t epoch = 0;       // a worker's first hot push (sent before it while sampling)
   // A worker's median epoch while sampling (plain), in seconds; 0: unknown.
   float plain_epoch_seconds = 0;
+  // Ascending by key, each key once (Encode throws otherwise; DecodeJoin
+  // gives nothing else).
   std::vector<KeyCount> counts;
 };
 

@@ -15,6 +15,7 @@
 #include "ps/internal/parallel_kv_match.h"
 #include "ps/internal/parallel_sort.h"
 #include "ps/internal/postoffice.h"
+#include "ps/internal/slice_of_keys.h"
 #include "ps/internal/threadsafe_pqueue.h"
 #include "ps/internal/threadsafe_queue.h"
 #include "ps/internal/transport.h"
