@@ -92,7 +92,9 @@ void Program::Process(std::span<const std::uint8_t> packet, const UdpEndpoint& s
       }
       ConvertStage(ctx, state_);
       AggregateStage(ctx, state_);
-      EmitAck(ctx, 0, state_, out);
+      // Echoing RETRANSMISSION tells the worker which copy was added: a
+      // resend (the first send was lost) or the first send (late, not lost).
+      EmitAck(ctx, ctx.header.flags & wire::kFlagRetransmission, state_, out);
       return;
     case Path::kFin:
       FinStage(ctx, state_, out);

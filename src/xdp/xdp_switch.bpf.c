@@ -814,9 +814,13 @@ static __always_inline int data_path(struct xdp_md *ctx, struct slot_loop *packe
   count_n(LIBRA_XDP_VALUES_AGGREGATED, aggregated);
   count_n(LIBRA_XDP_VALUES_STALE, stale);
   count_n(LIBRA_XDP_SATURATED_CELL_UPDATES, saturated_cells);
-  /* The common answer inlined: a call's return costs about 10 ns here. */
+  /* The common answer inlined: a call's return costs about 10 ns here. It
+   * echoes the DATA's RETRANSMISSION flag: the worker learns whether the
+   * copy added was a resend (the first send was lost) or the first send
+   * (late, not lost). */
   bump(LIBRA_XDP_ACKS);
-  return answer_header(ctx, LIBRA_WIRE_TYPE_ACK, 0);
+  __u32 resent = load16(phv->in + LIBRA_WIRE_FLAGS_AT) & LIBRA_WIRE_FLAG_RETRANSMISSION;
+  return answer_header(ctx, LIBRA_WIRE_TYPE_ACK, resent);
 }
 
 __noinline int fin_path(struct xdp_md *ctx, __u32 worker, __u32 epoch, __u32 seq) {

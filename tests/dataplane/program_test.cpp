@@ -267,6 +267,22 @@ TEST_P(ProgramTest, CollectByRowReadsThatCellOfEveryArray) {
   EXPECT_EQ(empty[0].header().slot_count, 0);
 }
 
+// The ACK of a DATA the switch adds echoes its RETRANSMISSION flag: the
+// worker learns that the first send was lost (the resend was added), or was
+// only late (the first send was added; the resend is then a duplicate).
+TEST_P(ProgramTest, TheAckOfAnAddedResendSaysItWasTheResend) {
+  const auto first = SendData(0, 0, 0, {{0, 1, 1.0f}});
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0].header().flags, 0);
+  const auto resend = SendData(0, 0, 1, {{1, 1, 1.0f}}, wire::kFlagRetransmission);
+  ASSERT_EQ(resend.size(), 1u);
+  EXPECT_EQ(resend[0].header().type, MessageType::kAck);
+  EXPECT_EQ(resend[0].header().flags, wire::kFlagRetransmission);
+  const auto again = SendData(0, 0, 1, {{1, 1, 1.0f}}, wire::kFlagRetransmission);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].header().flags, wire::kFlagDuplicate);
+}
+
 TEST_P(ProgramTest, RetransmissionAfterAggregationIsAckedButNotAddedAgain) {
   SendData(0, 0, 0, {{0, 1, 1.0f}});
   const auto again = SendData(0, 0, 0, {{0, 1, 1.0f}}, wire::kFlagRetransmission);

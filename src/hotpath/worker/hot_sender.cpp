@@ -34,6 +34,10 @@ struct PushEpoch {
   std::vector<bool> acked;
   std::vector<Clock::time_point> sent_at;
   std::vector<bool> resent;  // an ACK of a resent packet is no RTT sample
+  // The latest resend by timeout: every unACKed packet's timer runs from
+  // it or from the packet's own send, whichever is later (one timer per
+  // epoch, as TCP's), so that the backoff spaces the expiries.
+  Clock::time_point timer_restarted;
   // Loss detection by order (SendData): every send of a DATA packet gets the
   // next number; the newest send known ACKed.
   std::vector<std::uint64_t> send_order;
@@ -52,6 +56,9 @@ struct PushEpoch {
 
   std::uint32_t epoch() const { return retained.epoch; }
   bool finished() const { return phase == Phase::kAcked || phase == Phase::kFailed; }
+  Clock::time_point TimerStart(std::uint32_t seq) const {
+    return std::max(sent_at[seq], timer_restarted);
+  }
 };
 
 }  // namespace
@@ -220,19 +227,34 @@ void HotSender::Impl::HandleAck(const wire::Header& ack) {
       retry.OnProgress();
       return;
     }
-    if (epoch.phase != PushEpoch::Phase::kData || ack.seq >= epoch.next || epoch.acked[ack.seq]) {
+    if (epoch.phase != PushEpoch::Phase::kData || ack.seq >= epoch.next) return;
+    // Which send of a resent packet an ACK answers, for loss by order: the
+    // switch echoes RETRANSMISSION when the copy it added was a resend, and
+    // flags DUPLICATE a copy after the one it added; over one FIFO path
+    // either is the latest resend, which came after every packet sent
+    // before it. (Of several resends it may be an earlier one: then some
+    // packets look lost that are not, and are resent as duplicates.) An ACK
+    // with neither answers the first send, which was late, not lost: the
+    // timeout that resent it was spurious, and taking the ACK for the resend
+    // would make every packet sent between the two look lost (Karn's rule,
+    // for order).
+    const bool answers_resend =
+        (ack.flags & (wire::kFlagRetransmission | wire::kFlagDuplicate)) != 0;
+    if (epoch.acked[ack.seq]) {
+      if (epoch.resent[ack.seq] && answers_resend) {
+        epoch.newest_acked_send = std::max(epoch.newest_acked_send, epoch.send_order[ack.seq]);
+      }
       return;
     }
     epoch.acked[ack.seq] = true;
-    // Only a packet sent once says which send was ACKed: the ACK of a resent
-    // one may answer its first send, and taking it for the latest would make
-    // every packet sent between the two look lost (Karn's rule, for order).
     if (!epoch.resent[ack.seq]) {
       epoch.newest_acked_send = std::max(epoch.newest_acked_send, epoch.send_order[ack.seq]);
-    }
-    if (!epoch.resent[ack.seq]) {
       retry.OnRttSample(std::chrono::duration_cast<std::chrono::microseconds>(
           clock.Now() - epoch.sent_at[ack.seq]));
+    } else if (answers_resend) {
+      epoch.newest_acked_send = std::max(epoch.newest_acked_send, epoch.send_order[ack.seq]);
+    } else {
+      ++counters.late_first_sends;
     }
     while (epoch.base < epoch.next && epoch.acked[epoch.base]) ++epoch.base;
     retry.OnProgress();
@@ -291,25 +313,32 @@ void HotSender::Impl::SendData(PushEpoch& epoch, Clock::time_point now, net::Sen
   // ACK was). It is resent now, not after the timeout (on loopback the
   // timeout's floor is 25 round trips); a needless resend is a duplicate the
   // switch ACKs without adding.
-  // Otherwise what timed out is resent, oldest first. One expiry backs off
-  // once, however many packets it covers, so the timeout is read before it
-  // doubles.
+  // Otherwise a timer expiry resends one packet, the lowest unACKed, and
+  // backs off. Its ACK tells the rest: if the resend was the copy added (or
+  // came after the one added), every packet sent before it and still
+  // unACKed is lost by order; if the first send was added, it was only
+  // late, and so are the packets behind it in the same queue. Resending
+  // every timed-out packet instead doubled what a queued link carried:
+  // behind a shaper that the cold pushes filled, workers resent 40-65 % of
+  // their DATA.
   constexpr std::uint64_t kReorderTolerance = 3;
   const auto timeout = retry.timeout();
   bool timed_out = false;
   for (std::uint32_t seq = epoch.base; seq < epoch.next; ++seq) {
     if (epoch.acked[seq]) continue;
     const bool lost_by_order = epoch.send_order[seq] + kReorderTolerance <= epoch.newest_acked_send;
-    if (!lost_by_order && now < epoch.sent_at[seq] + timeout) continue;
     if (lost_by_order) {
       ++counters.fast_retransmissions;
-    } else if (!timed_out) {
+    } else if (!timed_out && now >= epoch.TimerStart(seq) + timeout) {
       timed_out = true;
+      epoch.timer_restarted = now;
       ++counters.timeouts;
       if (!retry.OnTimeout()) {
         FailAll();
         return;
       }
+    } else {
+      continue;
     }
     Resend(epoch.packets[seq], out);
     epoch.sent_at[seq] = now;
@@ -463,7 +492,8 @@ Clock::time_point HotSender::Impl::NextDeadline(Clock::time_point now) const {
     if (epoch.finished()) continue;
     if (epoch.phase == PushEpoch::Phase::kData) {
       for (std::uint32_t seq = epoch.base; seq < epoch.next; ++seq) {
-        if (!epoch.acked[seq]) deadline = std::min(deadline, epoch.sent_at[seq] + retry.timeout());
+        if (epoch.acked[seq]) continue;
+        deadline = std::min(deadline, epoch.TimerStart(seq) + retry.timeout());
       }
     } else if (epoch.phase == PushEpoch::Phase::kFin) {
       deadline = std::min(deadline, epoch.fin_sent_at + retry.timeout());

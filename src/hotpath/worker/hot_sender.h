@@ -103,6 +103,9 @@ struct HotSenderCounters {
   std::uint64_t retransmissions = 0;       // DATA and FIN resent
   std::uint64_t fast_retransmissions = 0;  // of them, DATA resent as lost by order
   std::uint64_t timeouts = 0;              // timer expiries that caused resends
+  // Resent DATA whose first send was the copy the switch added: the
+  // timeout that resent it was spurious (the packet was late, not lost).
+  std::uint64_t late_first_sends = 0;
   std::uint64_t packets_sent = 0;
   std::uint64_t bytes_sent = 0;
   std::uint64_t packets_received = 0;

@@ -690,6 +690,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
                      {"fin_packets", c.fin_packets},
                      {"retransmissions", c.retransmissions},
                      {"timeouts", c.timeouts},
+                     {"late_first_sends", c.late_first_sends},
                      {"packets_sent", c.packets_sent},
                      {"bytes_sent", c.bytes_sent},
                      {"packets_received", c.packets_received},
