@@ -60,7 +60,10 @@ void Controller::OnJoin(const ps::SimpleData& request, ps::SimpleApp* app) {
     join->counts = {};
     joins_.emplace_back(request, std::move(*join));
     if (joins_.size() < static_cast<size_t>(num_workers_ + num_servers_)) return;
+    const auto last_join = std::chrono::steady_clock::now();
     install = Decide();
+    decide_time_ = std::chrono::duration_cast<std::chrono::microseconds>(
+        std::chrono::steady_clock::now() - last_join);
     answered = std::move(joins_);
     joins_.clear();
     sums_ = {};
@@ -283,7 +286,8 @@ nlohmann::json Controller::CostReport() {
           {"plain_seconds_per_epoch", p.plain_seconds},
           {"predicted_plain_seconds_per_epoch", p.predicted_plain_seconds},
           {"unmodelled_seconds_per_epoch", p.unmodelled_seconds},
-          {"libra_seconds_per_epoch", p.libra_seconds}};
+          {"libra_seconds_per_epoch", p.libra_seconds},
+          {"decide_micros", decide_time_.count()}};
 }
 
 void Controller::SetApp(ps::SimpleApp* app, int switch_down_head, int resume_query_head,

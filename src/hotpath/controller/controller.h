@@ -91,6 +91,9 @@ class Controller {
   bool installed_ = false;
   std::optional<libra::hot::CostPrediction> cost_;  // the cost model's choice
   std::string cost_why_;
+  // From the last JOIN to the INSTALL: what every worker may wait for at
+  // the first hot epoch.
+  std::chrono::microseconds decide_time_{0};
 
   ps::SimpleApp* app_ = nullptr;
   int switch_down_head_ = 0, resume_query_head_ = 0, resume_head_ = 0;

@@ -121,7 +121,14 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     if (epoch <= join_epoch_) sampler_.NotePushAt(std::chrono::steady_clock::now());
     if (epoch >= join_epoch_ && !joined_) SendJoin(all, epoch);
     // Plain until the first hot epoch, at which the INSTALL must be here.
-    if (epoch >= first_hot_epoch_ && install_coming_.valid()) StartHotPath(install_coming_.get());
+    if (epoch >= first_hot_epoch_ && install_coming_.valid()) {
+      // What the sampling phase costs this worker beyond counting: the wait
+      // here when the controller's choice is not in yet.
+      const auto asked = Clock::now();
+      Install install = install_coming_.get();
+      install_wait_ = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - asked);
+      StartHotPath(install);
+    }
     if (!hot_set_) {
       *cold = all;
       return false;
@@ -660,6 +667,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     nlohmann::json out = {
         {"role", "worker"},
         {"sampled_keys", {{"counted", keys_counted_.load()}, {"sent", keys_sent_.load()}}},
+        {"install_wait_micros", install_wait_.count()},
         {"epochs_hot", epochs_hot_},
         {"hot_values_pushed", hot_values_},
         {"cold_values_pushed", cold_values_},
@@ -731,6 +739,8 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
   std::future<Install> install_coming_;
   uint32_t last_pushed_ = 0;
   KeySampler sampler_;
+  // The wait at the first hot epoch for the INSTALL.
+  std::chrono::microseconds install_wait_{0};
   std::shared_ptr<const libra::hot::HotSet> hot_set_;  // null: the plain path
   std::unique_ptr<const HotKeyRoutes> routes_;         // set with hot_set_
   libra::hotpath::HotSenderOptions sender_options_;    // all but the job and the first epoch
