@@ -86,6 +86,15 @@ json Summarise(const json& report) {
   if (scheduler && (*scheduler)["hot_path"].contains("cost_model")) {
     out["cost_model"] = (*scheduler)["hot_path"]["cost_model"];
   }
+  // The sampling phase's one-off cost beyond counting: the controller's
+  // choice once the last JOIN is in, and worker 0's wait for it at the
+  // first hot epoch.
+  if (out.contains("cost_model") && out["cost_model"].is_object()) {
+    out["sampling"] = {
+        {"decide_ms", out["cost_model"].value("decide_micros", 0.0) / 1e3},
+        {"worker0_install_wait_ms",
+         worker ? (*worker)["hot_path"].value("install_wait_micros", 0.0) / 1e3 : 0.0}};
+  }
   if (epochs == 0) return out;
   const json sender = (*worker)["hot_path"].value("sender", json::object());
   out["worker0_hot_per_epoch"] = {
@@ -214,9 +223,11 @@ json RunOverheadBench(const OverheadBenchOptions& options, const std::string& se
   // cpu: CPU milliseconds per iteration of all the job's processes, plain
   // and Libra; cpu ratio = plain's over Libra's, the ratio the two would
   // have if the machine's cores were all that limited them.
-  std::printf("%-7s %5s %2s %2s %-6s %12s %12s %6s %22s %15s %9s %9s\n", "model", "batch", "N", "M",
-              "hot", "plain/s", "libra/s", "ratio", "libra pull/comp/push", "cpu ms/it",
-              "cpu ratio", "hot keys");
+  // choice/wait: the controller's choice after the last JOIN and worker
+  // 0's wait for it at the first hot epoch, in ms (sampled sets only).
+  std::printf("%-7s %5s %2s %2s %-6s %12s %12s %6s %22s %15s %9s %12s %9s\n", "model", "batch", "N",
+              "M", "hot", "plain/s", "libra/s", "ratio", "libra pull/comp/push", "cpu ms/it",
+              "cpu ratio", "choice/wait", "hot keys");
   const fs::path runs = fs::path(options.out_dir) / "runs";
   fs::create_directories(runs);
   for (uint32_t round = 0; round < options.repeat; ++round) {
@@ -285,10 +296,17 @@ json RunOverheadBench(const OverheadBenchOptions& options, const std::string& se
                             split.value("compute_ms", 0.0), split.value("push_ms", 0.0));
               char cpu[32];
               std::snprintf(cpu, sizeof cpu, "%.2f/%.2f", plain_cpu, libra_cpu);
-              std::printf("%-7s %5u %2d %2d %-6s %12.0f %12.0f %6.2f %22s %15s %9.2f %9s\n",
+              char sampling[32] = "-";
+              if (run.contains("sampling")) {
+                std::snprintf(sampling, sizeof sampling, "%.1f/%.1f",
+                              run["sampling"].value("decide_ms", 0.0),
+                              run["sampling"].value("worker0_install_wait_ms", 0.0));
+              }
+              std::printf("%-7s %5u %2d %2d %-6s %12.0f %12.0f %6.2f %22s %15s %9.2f %12s %9s\n",
                           model.c_str(), batch, workers, servers, hot_set.c_str(),
                           plain["samples_per_second"].get<double>(),
                           run["samples_per_second"].get<double>(), ratio, line, cpu, cpu_ratio,
+                          sampling,
                           hot_keys >= 0 ? std::to_string(static_cast<long>(hot_keys)).c_str()
                                         : (run.value("hot_epochs", 0.0) > 0 ? "forced" : "-"));
               std::fflush(stdout);

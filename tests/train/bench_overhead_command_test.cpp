@@ -51,9 +51,14 @@ TEST(BenchOverheadCommand, EveryConfigurationHasBothRunsAndTheirRatio) {
       EXPECT_GT(c["libra"]["switch_per_epoch"]["data_packets"].get<double>(), 0);
       EXPECT_GT(c["libra"]["server0_hot_per_epoch"]["collect_packets"].get<double>(), 0);
     } else {
-      // On loopback the cost model keeps every key plain, and says so.
+      // On loopback the cost model keeps every key plain, and says so,
+      // with what its choice cost: the controller's time after the last
+      // JOIN, and worker 0's wait for it.
       EXPECT_EQ(c["libra"]["hot_epochs"].get<double>(), 0) << c.dump();
       EXPECT_EQ(c["libra"]["cost_model"]["keys"], 0) << c.dump();
+      const nlohmann::json& sampling = c["libra"].at("sampling");
+      EXPECT_GT(sampling.at("decide_ms").get<double>(), 0) << c.dump();
+      EXPECT_GE(sampling.at("worker0_install_wait_ms").get<double>(), 0) << c.dump();
       EXPECT_EQ(c["libra"]["model_fingerprint"], c["plain"]["model_fingerprint"]);
     }
   }
