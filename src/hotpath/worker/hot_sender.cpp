@@ -238,22 +238,18 @@ void HotSender::Impl::HandleAck(const wire::Header& ack) {
     // timeout that resent it was spurious, and taking the ACK for the resend
     // would make every packet sent between the two look lost (Karn's rule,
     // for order).
+    const bool resent = epoch.resent[ack.seq];
     const bool answers_resend =
         (ack.flags & (wire::kFlagRetransmission | wire::kFlagDuplicate)) != 0;
-    if (epoch.acked[ack.seq]) {
-      if (epoch.resent[ack.seq] && answers_resend) {
-        epoch.newest_acked_send = std::max(epoch.newest_acked_send, epoch.send_order[ack.seq]);
-      }
-      return;
-    }
-    epoch.acked[ack.seq] = true;
-    if (!epoch.resent[ack.seq]) {
+    if (!resent || answers_resend) {  // the ACK answers the packet's latest send
       epoch.newest_acked_send = std::max(epoch.newest_acked_send, epoch.send_order[ack.seq]);
+    }
+    if (epoch.acked[ack.seq]) return;
+    epoch.acked[ack.seq] = true;
+    if (!resent) {
       retry.OnRttSample(std::chrono::duration_cast<std::chrono::microseconds>(
           clock.Now() - epoch.sent_at[ack.seq]));
-    } else if (answers_resend) {
-      epoch.newest_acked_send = std::max(epoch.newest_acked_send, epoch.send_order[ack.seq]);
-    } else {
+    } else if (!answers_resend) {
       ++counters.late_first_sends;
     }
     while (epoch.base < epoch.next && epoch.acked[epoch.base]) ++epoch.base;
