@@ -50,6 +50,13 @@ UdpSocket::UdpSocket(const UdpEndpoint& local, UdpSocketOptions options) {
 
 UdpSocket::~UdpSocket() { ::close(fd_); }
 
+int UdpSocket::ReceiveBufferBytes() const {
+  int bytes = 0;
+  socklen_t length = sizeof(bytes);
+  if (::getsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &bytes, &length) != 0) return 0;
+  return bytes;
+}
+
 void UdpSocket::SetReceiveTimeout(int milliseconds) {
   const timeval timeout{milliseconds / 1000, (milliseconds % 1000) * 1000};
   ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));

@@ -43,6 +43,10 @@ class UdpSocket {
   UdpSocket& operator=(const UdpSocket&) = delete;
 
   int fd() const { return fd_; }
+  // What the kernel lets this socket queue on receipt, in its own
+  // accounting (SO_RCVBUF: Linux charges each datagram about twice its
+  // bytes, and reports double the size asked for).
+  int ReceiveBufferBytes() const;
   // The bound address (with the port the kernel picked).
   UdpEndpoint local() const { return local_; }
 

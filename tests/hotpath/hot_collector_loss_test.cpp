@@ -310,6 +310,130 @@ TEST(HotCollectorTail, TheLastUpdateOfAnEpochIsCopiedOnceAfterItsAck) {
   EXPECT_EQ(collector.counters().repair_packets_answered, 3 + first.size());
 }
 
+// The UPDATE window bounds what is on the wire unACKed: with a window of 2,
+// three published streams (a LAST each) go out two at first, then one more
+// per ACK, in order.
+TEST(HotCollectorUpdates, AtMostTheWindowIsUnackedAndEachAckLetsOneMoreGo) {
+  const auto hot_set = MakeHotSet();
+  const std::vector<hot::Key> owned = AllKeysSorted(*hot_set);
+  net::UdpSocket fake_switch{UdpEndpoint{0x7f000001, 0}};
+  HotCollectorOptions options = ServerZeroOf(fake_switch.local());
+  options.update_window = 2;
+  options.tail_copies = 0;
+  options.retry.initial_timeout = 10s;  // no resend can come from a timer
+  options.retry.max_timeout = 10s;
+  options.ready_poll = 10s;
+  HotCollector collector(hot_set, owned, options, [](CollectedEpoch) {});
+  EXPECT_EQ(collector.update_window(), 2u);
+  const std::vector<hot::Key> one_key = {owned.front()};
+  const std::vector<float> one_val = {1.5f};
+  for (std::uint32_t epoch = 0; epoch < 3; ++epoch)
+    collector.PublishUpdate(epoch, one_key, one_val);
+
+  std::array<std::uint8_t, wire::kMaxMessageBytes + 64> buffer{};
+  UdpEndpoint from;
+  auto next_update = [&](int timeout_ms) -> std::optional<std::vector<std::uint8_t>> {
+    const int n = fake_switch.ReceiveFrom(buffer, &from, timeout_ms);
+    if (n <= 0) return std::nullopt;
+    return std::vector<std::uint8_t>(buffer.begin(), buffer.begin() + n);
+  };
+  auto epoch_of = [](const std::vector<std::uint8_t>& bytes) {
+    wire::Header header;
+    EXPECT_EQ(wire::DecodeHeader(bytes, &header), wire::DecodeError::kNone);
+    EXPECT_EQ(header.type, wire::MessageType::kUpdate);
+    return header.epoch;
+  };
+  std::vector<std::vector<std::uint8_t>> sent;
+  for (int i = 0; i < 2; ++i) {
+    auto update = next_update(10000);
+    ASSERT_TRUE(update.has_value());
+    sent.push_back(*update);
+  }
+  EXPECT_EQ(epoch_of(sent[0]), 0u);
+  EXPECT_EQ(epoch_of(sent[1]), 1u);
+  EXPECT_FALSE(next_update(50).has_value()) << "a third waits for an ACK";
+
+  std::array<std::uint8_t, wire::kHeaderBytes> ack{};
+  std::copy_n(sent[0].begin(), ack.size(), ack.begin());
+  wire::SetType(ack.data(), wire::MessageType::kAck);
+  wire::SetFlags(ack.data(), 0);
+  wire::SetSlotCount(ack.data(), 0);
+  ASSERT_TRUE(fake_switch.SendTo(ack, from));
+  auto third = next_update(10000);
+  ASSERT_TRUE(third.has_value());
+  EXPECT_EQ(epoch_of(*third), 2u);
+  EXPECT_EQ(collector.counters().update_packets, 3u);
+  EXPECT_EQ(collector.counters().update_retransmissions, 0u);
+}
+
+// When no ACK comes, each expiry resends the oldest UPDATE only and restarts
+// every UPDATE's timer (the timeout doubling): the others may be waiting in
+// a loaded queue behind it. On the collector's clock, moved only while
+// nothing is in flight: expiries at 20 and 60 ms; none other before 140.
+TEST(HotCollectorUpdates, AnExpiryResendsTheOldestUpdateOnly) {
+  const auto hot_set = MakeHotSet();
+  const std::vector<hot::Key> owned = AllKeysSorted(*hot_set);
+  net::UdpSocket fake_switch{UdpEndpoint{0x7f000001, 0}};
+  ManualEngineClock clock;
+  HotCollectorOptions options = ServerZeroOf(fake_switch.local());
+  options.clock = &clock;
+  options.tail_copies = 0;
+  options.retry.initial_timeout = 20ms;
+  options.retry.max_timeout = 160ms;
+  options.ready_poll = 10s;
+  HotCollector collector(hot_set, owned, options, [](CollectedEpoch) {});
+  const std::vector<hot::Key> one_key = {owned.front()};
+  const std::vector<float> one_val = {1.5f};
+  for (std::uint32_t epoch = 0; epoch < 3; ++epoch)
+    collector.PublishUpdate(epoch, one_key, one_val);
+
+  std::map<std::uint32_t, int> first_sends, resends;  // by epoch
+  std::array<std::uint8_t, wire::kMaxMessageBytes + 64> buffer{};
+  const Clock::time_point start = clock.Now();
+  const Clock::time_point give_up = Clock::now() + 30s;
+  while (clock.Now() - start < 100ms && Clock::now() < give_up) {
+    UdpEndpoint from;
+    const int n = fake_switch.ReceiveFrom(buffer, &from, 5);
+    if (n <= 0) {
+      clock.Advance(5ms);  // quiet: the collector has sent what it will
+      continue;
+    }
+    wire::Header header;
+    ASSERT_EQ(wire::DecodeHeader(std::span<const std::uint8_t>(buffer.data(), n), &header),
+              wire::DecodeError::kNone);
+    ASSERT_EQ(header.type, wire::MessageType::kUpdate);
+    ++((header.flags & wire::kFlagRetransmission) != 0 ? resends : first_sends)[header.epoch];
+  }
+  EXPECT_EQ(first_sends, (std::map<std::uint32_t, int>{{0, 1}, {1, 1}, {2, 1}}));
+  EXPECT_EQ(resends, (std::map<std::uint32_t, int>{{0, 2}}));
+  EXPECT_EQ(collector.counters().update_retransmissions, 2u);
+}
+
+// The window shrinks to what a worker's socket can queue, judged by the
+// server's own (about twice a datagram's bytes each, in the kernel's
+// accounting), and never below 16.
+TEST(HotCollectorUpdates, TheWindowFitsWhatAWorkersSocketCanQueue) {
+  const int packet_charge = static_cast<int>(2 * wire::kMaxMessageBytes);
+  EXPECT_EQ(UpdateWindowFor(512, 64 << 20), 512u);
+  EXPECT_EQ(UpdateWindowFor(512, 100 * packet_charge + 1), 100u);
+  EXPECT_EQ(UpdateWindowFor(512, 0), 16u);
+  EXPECT_EQ(UpdateWindowFor(8, 0), 8u) << "never more than asked for";
+
+  auto small_queue = std::make_shared<net::UdpSocket>(
+      UdpEndpoint{0x7f000001, 0},
+      net::UdpSocketOptions{.buffer_bytes = 64 * packet_charge / 2, .non_blocking = true});
+  const int queue = small_queue->ReceiveBufferBytes();
+  ASSERT_GT(queue, 0);
+  net::UdpSocket fake_switch{UdpEndpoint{0x7f000001, 0}};
+  HotCollectorOptions options = ServerZeroOf(fake_switch.local());
+  options.socket = small_queue;
+  options.local = small_queue->local();
+  const auto hot_set = MakeHotSet();
+  HotCollector collector(hot_set, AllKeysSorted(*hot_set), options, [](CollectedEpoch) {});
+  EXPECT_EQ(collector.update_window(), UpdateWindowFor(512, queue));
+  EXPECT_LT(collector.update_window(), 512u);
+}
+
 // A lost READY costs a poll interval. While some worker has not said it
 // pushes the epoch (WRITTEN_KEYS), that is ready_poll; once every one has,
 // READY is due and the collector asks after a few round trips (2 ms here,

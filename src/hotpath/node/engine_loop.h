@@ -135,6 +135,7 @@ class EngineLoop {
 
   const EngineClock& clock() const { return clock_; }
   UdpEndpoint local() const { return socket_->local(); }
+  int receive_buffer_bytes() const { return socket_->ReceiveBufferBytes(); }
 
  private:
   void Run(EngineHandler& handler);

@@ -51,8 +51,13 @@ struct HotCollectorOptions {
   bool segmentation = true;       // EngineLoopOptions::segmentation
   std::uint32_t num_workers = 1;  // N: each sum covers this many pushes
   std::uint32_t first_epoch = 0;  // the first epoch to collect
-  // UPDATE packets sent and not yet ACKed by the switch at once.
-  std::uint32_t update_window = 64;
+  // UPDATE packets sent and not yet ACKed by the switch at once, at most:
+  // the collector takes fewer when a worker's socket could not queue that
+  // many REPLICAs (UpdateWindowFor). Nothing in the switch limits it (an
+  // UPDATE is written to the workers, not added); a window of 64 cost an
+  // epoch's stream of ~170 packets three round trips behind the queue of
+  // the server's loaded link.
+  std::uint32_t update_window = 512;
   // Copies of an epoch's LAST UPDATE sent once the switch has ACKed it, so
   // that a REPLICA lost on the way to one worker is, most of the time, not
   // its stream's end: a worker learns that a stream is over only from its
@@ -107,6 +112,15 @@ struct CollectedEpoch {
   // the workers' values: only such sums need the check (switch_sum_check.h).
   bool from_switch = false;
 };
+
+// The UPDATE window a collector uses: `requested`, or fewer, so that a
+// window of REPLICAs fits in a worker's receive queue of
+// `receive_buffer_bytes` (SO_RCVBUF, the kernel's accounting of about twice
+// a datagram's bytes) and a burst is not lost at a worker whose I/O thread
+// was slow to run. The server judges by its own socket's queue: a job's
+// hosts are alike (the same net.core.rmem_max caps what each could ask).
+// At least 16 (or `requested`, if fewer), whatever the queue.
+std::uint32_t UpdateWindowFor(std::uint32_t requested, int receive_buffer_bytes);
 
 struct HotCollectorCounters {
   std::uint64_t epochs_collected = 0;
@@ -167,6 +181,8 @@ class HotCollector {
   // (HotCollectorOptions::collect_by_row and rows of this server's own), or
   // one slot per cell.
   bool collects_by_row() const;
+  // The UPDATE window in use (UpdateWindowFor its socket's queue).
+  std::uint32_t update_window() const;
 
   // Sends the new values of owned keys after epoch `epoch` as UPDATE packets
   // numbered from 0, the last flagged LAST (an empty one when `keys` is

@@ -609,6 +609,7 @@ class ServerPathImpl final : public ps::ServerHotPath {
                         {"packets_saved", c.packets_saved},
                         {"epochs_without_key_reports", c.epochs_without_key_reports},
                         {"saturated_values", c.saturated_values},
+                        {"update_window", collector_->update_window()},
                         {"update_packets", c.update_packets},
                         {"update_acks", c.update_acks},
                         {"update_retransmissions", c.update_retransmissions},
