@@ -184,6 +184,7 @@ int RunClusterBench(const ClusterBenchOptions& options, const std::string& self)
                 {"rate_mbit", options.rate_mbit},
                 {"capacity", options.capacity},
                 {"loss_percent", options.loss_percent},
+                {"hot_path_band", options.hot_path_band},
                 {"dataplane", options.dataplane},
                 {"seed", options.seed},
                 {"cores", sysconf(_SC_NPROCESSORS_ONLN)}}},
@@ -235,6 +236,7 @@ int RunClusterBench(const ClusterBenchOptions& options, const std::string& self)
             where.out_dir = options.out_dir;
             where.rate_mbit = rate;
             where.loss_percent = options.loss_percent;
+            where.hot_path_band = options.hot_path_band;
             where.run_timeout_s = options.run_timeout_s;
             where.verbose = options.verbose;
             where.dataplane = options.dataplane;

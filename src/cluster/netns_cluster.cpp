@@ -195,9 +195,18 @@ void NetnsCluster::Shape(const std::string& ns, const std::string& device, const
   const auto burst = static_cast<uint64_t>(std::max(64.0 * 1024, bytes_per_second * 0.002));
   const auto limit =
       static_cast<uint64_t>(std::max(32.0 * 1024, bytes_per_second * shape.queue_ms / 1000));
-  RunOrThrow({"ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", device, "root", "tbf", "rate",
-              Format(shape.rate_mbit) + "mbit", "burst", std::to_string(burst), "limit",
-              std::to_string(limit)});
+  RunOrThrow({"ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", device, "root", "handle",
+              "1:", "tbf", "rate", Format(shape.rate_mbit) + "mbit", "burst", std::to_string(burst),
+              "limit", std::to_string(limit)});
+  if (shape.hot_path_band) {
+    // pfifo_fast's bands follow the packet's priority, which a socket's
+    // IP_TOS low-delay sets to interactive: band 0, served first.
+    const uint64_t packets = std::max<uint64_t>(limit / 1500, 16);
+    RunOrThrow({"ip", "netns", "exec", ns, "ip", "link", "set", "dev", device, "txqueuelen",
+                std::to_string(packets)});
+    RunOrThrow({"ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", device, "parent", "1:1",
+                "handle", "10:", "pfifo_fast"});
+  }
 }
 
 void NetnsCluster::ShapeArrivals(size_t host, const std::string& device, const LinkShape& shape) {

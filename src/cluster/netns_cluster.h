@@ -27,6 +27,13 @@ struct LinkShape {
   // queueing delay for everything behind them.
   double queue_ms = 200;
   double loss_percent = 0;  // random loss on each host's outgoing packets
+  // Each link's queue serves the hot path's packets (marked low-delay:
+  // net::kHotPathTos) before the rest, as a switch port's strict-priority
+  // queue would: pfifo_fast under the tbf, its bands as long in packets as
+  // `queue_ms` is in full-size packets (veth's GSO bursts count as one, so
+  // it is not the same queue as without: docs/PERFORMANCE.md). Both runs of
+  // a comparison take the same links.
+  bool hot_path_band = false;
   // The switch answers from an XDP program on its ports (switchd
   // --dataplane xdp). Its XDP_TX frames skip the port's qdisc and reach a
   // veth peer only when that peer has NAPI on, so each host's end gets an

@@ -36,6 +36,9 @@ UdpSocket::UdpSocket(const UdpEndpoint& local, UdpSocketOptions options) {
   if (::setsockopt(fd_, SOL_SOCKET, SO_SNDBUFFORCE, &buffer_bytes, sizeof(buffer_bytes)) != 0) {
     ::setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &buffer_bytes, sizeof(buffer_bytes));
   }
+  if (options.tos != 0) {
+    ::setsockopt(fd_, IPPROTO_IP, IP_TOS, &options.tos, sizeof(options.tos));
+  }
   const sockaddr_in address = ToSockaddr(local);
   if (::bind(fd_, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0) {
     const int error = errno;

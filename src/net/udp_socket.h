@@ -21,6 +21,10 @@
 
 namespace libra::net {
 
+// The type-of-service byte of the hot path's packets, hosts' and switchd's:
+// IPTOS_LOWDELAY (docs/hotpath.md, "Threads and timeouts").
+inline constexpr int kHotPathTos = 0x10;
+
 struct UdpSocketOptions {
   // The kernel queues are asked for this much each way (capped by
   // net.core.rmem_max / wmem_max; forced past the cap with CAP_NET_ADMIN).
@@ -32,6 +36,11 @@ struct UdpSocketOptions {
   // want that, since their retransmissions cover a loss; a blocking socket
   // suits a program that wants each datagram out.
   bool non_blocking = false;
+  // The IP header's type-of-service byte of every datagram sent (0: left
+  // as the kernel sets it). The hot path marks its packets low-delay
+  // (IPTOS_LOWDELAY), the class a network with priority queues serves
+  // first; on a single FIFO the mark changes nothing.
+  int tos = 0;
 };
 
 class UdpSocket {

@@ -17,7 +17,7 @@ namespace libra::switchd {
 struct SwitchDaemon::Impl {
   explicit Impl(const SwitchdOptions& options)
       : program(options.profile),
-        socket(options.listen),
+        socket(options.listen, net::UdpSocketOptions{.tos = net::kHotPathTos}),
         control(context, zmq::socket_type::rep),
         coalescing(socket.EnableReceiveCoalescing()),
         receive(options.batch, coalescing),

@@ -71,6 +71,29 @@ TEST(NetnsClusterTest, BuildsShapedLinksThroughTheSwitchAndRemovesThem) {
   EXPECT_FALSE(NamespaceExists(switch_ns));
 }
 
+// With a hot-path band, each shaped queue is a pfifo_fast under the tbf (its
+// bands by the packets' priority: a low-delay mark is band 0), as long in
+// packets as the tbf's limit is in full-size ones.
+TEST(NetnsClusterTest, AHotPathBandPutsAPriorityQueueUnderEachShaper) {
+  if (const std::string why = WhyNoNamespaces(); !why.empty()) GTEST_SKIP() << why;
+  LinkShape shape;
+  shape.rate_mbit = 20;
+  shape.hot_path_band = true;
+  NetnsCluster cluster({"a"}, shape);
+  const std::string up =
+      RunCommand("ip netns exec " + cluster.host_namespace(0) + " tc qdisc show dev eth0").output;
+  const std::string down =
+      RunCommand("ip netns exec " + cluster.switch_namespace() + " tc qdisc show dev p0").output;
+  for (const std::string& queue : {up, down}) {
+    EXPECT_NE(queue.find("tbf 1: root"), std::string::npos) << queue;
+    EXPECT_NE(queue.find("pfifo_fast 10: parent 1:1"), std::string::npos) << queue;
+  }
+  // 20 Mbit/s for 200 ms is 500,000 bytes: 333 full-size packets.
+  const std::string link =
+      RunCommand("ip netns exec " + cluster.host_namespace(0) + " ip link show dev eth0").output;
+  EXPECT_NE(link.find("qlen 333"), std::string::npos) << link;
+}
+
 TEST(NetnsClusterTest, RejectsBadHostNames) {
   EXPECT_THROW(NetnsCluster({"a b"}, LinkShape{}), std::invalid_argument);
   EXPECT_THROW(NetnsCluster({}, LinkShape{}), std::invalid_argument);

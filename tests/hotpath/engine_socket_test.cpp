@@ -6,6 +6,8 @@
 #include "hotpath/node/engine_socket.h"
 
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <chrono>
 #include <functional>
@@ -31,6 +33,20 @@ bool CanBind(const UdpEndpoint& endpoint) {
   } catch (const std::system_error&) {
     return false;
   }
+}
+
+// The hot path's packets are marked low-delay, for networks with priority
+// queues; a plain UDP socket is not.
+TEST(EngineSocket, MarksItsPacketsLowDelay) {
+  auto tos_of = [](const net::UdpSocket& socket) {
+    int tos = -1;
+    socklen_t length = sizeof(tos);
+    EXPECT_EQ(::getsockopt(socket.fd(), IPPROTO_IP, IP_TOS, &tos, &length), 0);
+    return tos;
+  };
+  EXPECT_EQ(tos_of(net::UdpSocket(UdpEndpoint{0x7f000001, 0}, EngineSocketOptions())),
+            net::kHotPathTos);
+  EXPECT_EQ(tos_of(net::UdpSocket(UdpEndpoint{0x7f000001, 0})), 0);
 }
 
 TEST(EngineSocket, ASenderOnAReservedSocketKeepsItsPortAndItsQueuedDatagrams) {

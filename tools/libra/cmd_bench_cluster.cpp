@@ -51,6 +51,9 @@ void AddBenchClusterCommand(CLI::App& bench, Runner& run) {
                   "these links (maybe none: Libra runs plain); forced: the workload's set as it "
                   "is; a number: that many switch cells, forced")
       ->capture_default_str();
+  sub->add_flag("--hot-path-band", options->hot_path_band,
+                "Every link's queue serves the hot path's packets first (a priority band, as "
+                "a switch port's strict-priority queue); both runs take these links");
   sub->add_option("--loss", options->loss_percent, "Random loss (%) on every host's sent packets")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 50.0));

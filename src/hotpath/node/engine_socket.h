@@ -11,8 +11,10 @@ namespace libra::hotpath {
 // Bursts of DATA, COLLECT or REPLICA packets should queue rather than drop:
 // 4 MiB each way (without CAP_NET_ADMIN the kernel caps the request at
 // net.core.[rw]mem_max, often 208 KiB, less than a window of COLLECTs).
+// Marked low-delay (UdpSocketOptions::tos), like switchd's answers.
 inline net::UdpSocketOptions EngineSocketOptions() {
-  return net::UdpSocketOptions{.buffer_bytes = 4 << 20, .non_blocking = true};
+  return net::UdpSocketOptions{
+      .buffer_bytes = 4 << 20, .non_blocking = true, .tos = net::kHotPathTos};
 }
 
 }  // namespace libra::hotpath
