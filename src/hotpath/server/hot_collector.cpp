@@ -196,9 +196,10 @@ struct HotCollector::Impl final : EngineHandler {
   std::vector<bool> key_saturated;
   const EngineClock& clock;  // the timers' time (HotCollectorOptions::clock)
   Clock::time_point last_poll;
+  // UPDATEs on the wire unACKed at most (UpdateWindowFor this socket).
+  const std::uint32_t update_window;
   // UPDATE packets not yet ACKed by the switch, oldest first: at most
   // `update_window` of them on the wire, resent when their ACK is late.
-  const std::uint32_t update_window;
   struct PendingUpdate {
     EncodedPacket packet;
     std::uint16_t flags = 0;  // LAST on an epoch's last packet
@@ -396,7 +397,6 @@ void HotCollector::Impl::SendUpdates(Clock::time_point now, net::SendQueue& out)
   constexpr std::uint64_t kReorderTolerance = 3;
   while (!updates.empty() && updates.front().acked) updates.pop_front();
   std::uint32_t outstanding = 0;
-  bool timed_out = false;
   for (PendingUpdate& update : updates) {
     if (update.acked) continue;
     if (!update.sent) {
@@ -414,8 +414,7 @@ void HotCollector::Impl::SendUpdates(Clock::time_point now, net::SendQueue& out)
     if (lost_by_order) {
       ++counters.update_fast_retransmissions;
     } else {
-      if (timed_out) continue;  // one resend an expiry
-      timed_out = true;
+      // Restarts every UPDATE's timer: the later ones are not late yet.
       last_update_timeout = now;
       if (!update_retry.OnTimeout()) {
         counters.updates_abandoned += updates.size();
