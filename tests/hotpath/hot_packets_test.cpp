@@ -11,6 +11,7 @@
 #include <bit>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 
 #include "hot/placement.h"
@@ -159,7 +160,7 @@ TEST(HotPackets, BadPushesAreRefusedWithTheKeyNamed) {
   EXPECT_EQ(first, std::vector<std::uint32_t>{0});
 }
 
-TEST(HotPackets, AnUpdateCarriesEveryValueOnceInFullRowBlockPackets) {
+TEST(HotPackets, AnUpdateCarriesEveryValueOnceByRowInFullRowBlockPackets) {
   // 600 keys of 1-3 values over 8 arrays: several full UPDATE packets.
   std::vector<HotKey> hot_keys;
   for (std::uint32_t k = 0; k < 600; ++k) hot_keys.push_back({5000 + k, 1 + k % 3, 1000u - k});
@@ -184,6 +185,7 @@ TEST(HotPackets, AnUpdateCarriesEveryValueOnceInFullRowBlockPackets) {
   ASSERT_GT(packets.size(), 1u);
 
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> seen;
+  std::optional<std::pair<std::uint32_t, std::uint32_t>> previous;  // (row, array)
   for (std::size_t k = 0; k < packets.size(); ++k) {
     wire::Message message;
     ASSERT_EQ(wire::Decode(packets[k].view(), &message), wire::DecodeError::kNone);
@@ -198,6 +200,12 @@ TEST(HotPackets, AnUpdateCarriesEveryValueOnceInFullRowBlockPackets) {
     for (std::size_t i = 0; i < message.header.slot_count; ++i) {
       const wire::CellValue& cell = message.cells[i];
       EXPECT_TRUE(seen.emplace(std::make_pair(cell.array, cell.index), cell.value).second);
+      // By row, and by array within a row, across the packets.
+      const std::pair<std::uint32_t, std::uint32_t> place{cell.index, cell.array};
+      if (previous) {
+        EXPECT_LT(*previous, place) << k;
+      }
+      previous = place;
     }
   }
   EXPECT_EQ(seen, expected);

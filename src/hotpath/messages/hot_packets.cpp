@@ -6,6 +6,21 @@
 #include <string>
 
 namespace libra::hotpath {
+namespace {
+
+// Orders `cells` stably by `bucket_of(cell)`, which is below `buckets`.
+template <typename BucketOf>
+void CountingSortBy(std::vector<wire::CellValue>* cells, std::vector<wire::CellValue>* scratch,
+                    std::uint32_t buckets, BucketOf bucket_of) {
+  std::vector<std::uint32_t> next(std::size_t{buckets} + 1, 0);
+  for (const wire::CellValue& cell : *cells) ++next[bucket_of(cell) + 1];
+  for (std::size_t b = 1; b < next.size(); ++b) next[b] += next[b - 1];
+  scratch->resize(cells->size());
+  for (const wire::CellValue& cell : *cells) (*scratch)[next[bucket_of(cell)]++] = cell;
+  cells->swap(*scratch);
+}
+
+}  // namespace
 
 std::vector<std::uint32_t> CheckHotValues(const hot::HotSet& hot_set,
                                           std::span<const hot::Key> keys,
@@ -154,6 +169,7 @@ std::vector<EncodedPacket> PackUpdate(const hot::HotSet& hot_set, const wire::He
                                       std::span<const std::uint32_t> first_value,
                                       std::span<const float> vals) {
   std::vector<wire::CellValue> cells;
+  cells.reserve(vals.size());
   for (std::size_t i = 0; i < keys.size(); ++i) {
     const std::span<const hot::CellAddress> addresses = hot_set.CellsOf(hot_set.Find(keys[i]));
     for (std::size_t v = 0; v < addresses.size(); ++v) {
@@ -161,10 +177,15 @@ std::vector<EncodedPacket> PackUpdate(const hot::HotSet& hot_set, const wire::He
                                       std::bit_cast<std::uint32_t>(vals[first_value[i] + v])});
     }
   }
-  // By row, so that the values of one row share one block header.
-  std::sort(cells.begin(), cells.end(), [](const wire::CellValue& a, const wire::CellValue& b) {
-    return a.index != b.index ? a.index < b.index : a.array < b.array;
-  });
+  // By row, and by array within a row, so that the values of one row share
+  // one block header: two stable counting passes, by array and then by row.
+  // A whole-switch set publishes tens of thousands of cells an epoch, and a
+  // comparison sort of them was a tenth of a server's CPU (DeepFM, forced).
+  std::vector<wire::CellValue> scratch;
+  CountingSortBy(&cells, &scratch, hot_set.layout().num_arrays,
+                 [](const wire::CellValue& cell) { return cell.array; });
+  CountingSortBy(&cells, &scratch, hot_set.layout().cells_per_array,
+                 [](const wire::CellValue& cell) { return cell.index; });
 
   std::vector<EncodedPacket> packets;
   wire::Header packet_header = header;
