@@ -169,7 +169,6 @@ TEST(Environment, ErrorsNameTheVariable) {
   EXPECT_EQ(env->IntOr("LIBRA_TEST_SURELY_UNSET", 5, 0, 10), 5);
 }
 
-#if defined(__SANITIZE_ADDRESS__)
 // A node's receiving socket is reachable by anyone: a frame over
 // PS_MAX_MESSAGE_BYTES is dropped unread and its sender disconnected (it
 // used to be buffered whatever its size), and the node goes on receiving.
@@ -206,6 +205,7 @@ TEST(ZmqTransport, AFrameOverTheCapIsDroppedAndItsSenderDisconnected) {
   Environment::Get()->set("PS_MAX_MESSAGE_BYTES", "");
 }
 
+#if defined(__SANITIZE_ADDRESS__)
 TEST(AllocatorTuning, DoesNothingUnderTheSanitizersAllocator) {
   EXPECT_FALSE(TuneAllocatorForLargeMessages());
 }
