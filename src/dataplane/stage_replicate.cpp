@@ -20,7 +20,10 @@ void ReplicateStage(PacketContext& ctx, PipelineState& state, OutputBatch& out) 
   state.counters.Count(Event::kPacketsOut, state.job->workers.size());
   // The server learns the UPDATE got through (and paces the next ones by
   // these ACKs, so a burst of thousands cannot overflow a queue on the way).
-  EmitAck(ctx, 0, state, out);
+  // The ACK echoes RETRANSMISSION: UPDATEs are not deduplicated, every copy
+  // is ACKed, and the flag tells the server which of its sends this one
+  // answers, so that a resend's ACK shows what was sent before it as lost.
+  EmitAck(ctx, ctx.header.flags & wire::kFlagRetransmission, state, out);
 }
 
 }  // namespace libra::dataplane

@@ -424,7 +424,7 @@ void XdpProgram::HandleUpcall(std::span<const std::uint8_t> packet, const UdpEnd
     Append(out, source, packet.first(wire::kHeaderBytes));
     std::uint8_t* ack = out[out.size() - 1].bytes.data();
     wire::SetType(ack, wire::MessageType::kAck);
-    wire::SetFlags(ack, 0);
+    wire::SetFlags(ack, header.flags & wire::kFlagRetransmission);  // as stage_replicate.cpp
     wire::SetSlotCount(ack, 0);
     return;
   }

@@ -586,6 +586,7 @@ TEST_P(ProgramTest, UpdateIsReplicatedToEveryWorkerAndAckedToItsServer) {
   EXPECT_EQ(ack.header().epoch, 3u);
   EXPECT_EQ(ack.header().seq, 12u);
   EXPECT_EQ(ack.header().slot_count, 0);
+  EXPECT_EQ(ack.header().flags, 0) << "a first send's ACK";
   for (int w = 0; w < kWorkers; ++w) {
     const Reply& r = replicas[w];
     EXPECT_EQ(r.to, WorkerAddress(w));
@@ -604,6 +605,14 @@ TEST_P(ProgramTest, UpdateIsReplicatedToEveryWorkerAndAckedToItsServer) {
       EXPECT_EQ(r.message.cells[i].value, cells[i].value);
     }
   }
+
+  // A resend is replicated and ACKed again, and its ACK says it answers a
+  // resend (the server tells its sends apart by that).
+  const auto again = Send(
+      UpdatePacket(1, 3, 12, cells, wire::kFlagLast | wire::kFlagRetransmission), ServerAddress(1));
+  ASSERT_EQ(again.size(), static_cast<std::size_t>(kWorkers) + 1);
+  EXPECT_EQ(again.back().header().type, MessageType::kAck);
+  EXPECT_EQ(again.back().header().flags, wire::kFlagRetransmission);
 }
 
 TEST_P(ProgramTest, AnUpdateWithBrokenRowBlocksIsDroppedAndCounted) {

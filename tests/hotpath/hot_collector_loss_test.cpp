@@ -409,6 +409,69 @@ TEST(HotCollectorUpdates, AnExpiryResendsTheOldestUpdateOnly) {
   EXPECT_EQ(collector.counters().update_retransmissions, 2u);
 }
 
+// UPDATEs lost in a run (a full queue drops a burst) are resent within a
+// round trip of the first expiry, not one per expiry: the switch ACKs the
+// expiry's resend flagged RETRANSMISSION, so the collector knows that
+// resend got through and that the UPDATEs sent before it, still unACKed,
+// were lost. The scripted switch drops every first send and ACKs every
+// resend, echoing the flag, in arrival order. With the switch's old
+// unflagged ACKs (an ACK of a resend showed nothing), each UPDATE waited
+// for an expiry of its own.
+TEST(HotCollectorUpdates, ARunOfLostUpdatesIsResentAfterOneExpiry) {
+  const auto hot_set = MakeHotSet();
+  const std::vector<hot::Key> owned = AllKeysSorted(*hot_set);
+  net::UdpSocket fake_switch{UdpEndpoint{0x7f000001, 0}};
+  ManualEngineClock clock;
+  HotCollectorOptions options = ServerZeroOf(fake_switch.local());
+  options.clock = &clock;
+  options.tail_copies = 0;
+  options.retry.initial_timeout = 20ms;
+  options.retry.max_timeout = 160ms;
+  options.ready_poll = 10s;
+  HotCollector collector(hot_set, owned, options, [](CollectedEpoch) {});
+  constexpr std::uint32_t kEpochs = 6;  // one UPDATE each
+  const std::vector<hot::Key> one_key = {owned.front()};
+  const std::vector<float> one_val = {1.5f};
+  for (std::uint32_t epoch = 0; epoch < kEpochs; ++epoch)
+    collector.PublishUpdate(epoch, one_key, one_val);
+
+  std::map<std::uint32_t, int> first_sends, resends;  // by epoch
+  std::array<std::uint8_t, wire::kMaxMessageBytes + 64> buffer{};
+  const Clock::time_point start = clock.Now();
+  const Clock::time_point give_up = Clock::now() + 30s;
+  while (collector.counters().update_acks < kEpochs && clock.Now() - start < 500ms &&
+         Clock::now() < give_up) {
+    UdpEndpoint from;
+    const int n = fake_switch.ReceiveFrom(buffer, &from, 5);
+    if (n <= 0) {
+      clock.Advance(5ms);  // quiet: the collector has sent what it will
+      continue;
+    }
+    wire::Header header;
+    ASSERT_EQ(wire::DecodeHeader(std::span<const std::uint8_t>(buffer.data(), n), &header),
+              wire::DecodeError::kNone);
+    ASSERT_EQ(header.type, wire::MessageType::kUpdate);
+    const bool resend = (header.flags & wire::kFlagRetransmission) != 0;
+    ++(resend ? resends : first_sends)[header.epoch];
+    if (!resend) continue;  // lost
+    std::array<std::uint8_t, wire::kHeaderBytes> ack{};
+    std::copy_n(buffer.begin(), ack.size(), ack.begin());
+    wire::SetType(ack.data(), wire::MessageType::kAck);
+    wire::SetFlags(ack.data(), wire::kFlagRetransmission);
+    wire::SetSlotCount(ack.data(), 0);
+    ASSERT_TRUE(fake_switch.SendTo(ack, from));
+  }
+  const HotCollectorCounters counters = collector.counters();
+  EXPECT_EQ(counters.update_acks, kEpochs);
+  EXPECT_LT(clock.Now() - start, 40ms) << "one expiry (at 20 ms), no second";
+  std::map<std::uint32_t, int> once;
+  for (std::uint32_t epoch = 0; epoch < kEpochs; ++epoch) once[epoch] = 1;
+  EXPECT_EQ(first_sends, once);
+  EXPECT_EQ(resends, once) << "each lost UPDATE resent once";
+  EXPECT_EQ(counters.update_retransmissions, kEpochs);
+  EXPECT_EQ(counters.update_fast_retransmissions, kEpochs - 1) << "all but the expiry's by order";
+}
+
 // The window shrinks to what a worker's socket can queue, judged by the
 // server's own (about twice a datagram's bytes each, in the kernel's
 // accounting), and never below 16.

@@ -206,10 +206,15 @@ struct HotCollector::Impl final : EngineHandler {
     std::uint32_t epoch = 0;
     std::uint32_t seq = 0;
     bool sent = false;
-    bool resent = false;  // an ACK of a resent packet is no RTT sample
     bool acked = false;
-    Clock::time_point sent_at;
-    std::uint64_t order = 0;  // the number of its latest send
+    std::uint32_t resends = 0;
+    Clock::time_point sent_at;  // of its latest send
+    // Send numbers (update_sends): its latest send, its first, its first
+    // resend (0: none). An ACK answers a send no earlier than the first
+    // send, or than the first resend when it is flagged RETRANSMISSION.
+    std::uint64_t order = 0;
+    std::uint64_t first_order = 0;
+    std::uint64_t first_resend_order = 0;
   };
   std::uint64_t update_sends = 0;
   std::uint64_t newest_acked_update = 0;  // the latest send known ACKed
@@ -349,10 +354,19 @@ void HotCollector::Impl::HandleUpdateAck(const wire::Header& ack) {
     if (!update.sent) break;
     if (update.acked || update.epoch != ack.epoch || update.seq != ack.seq) continue;
     update.acked = true;
-    // Only an UPDATE sent once says which send was ACKed (see SendUpdates).
-    if (!update.resent) newest_acked_update = std::max(newest_acked_update, update.order);
+    // Which send the ACK answers: the switch echoes RETRANSMISSION, so an
+    // unflagged ACK answers the first send and a flagged one a resend (the
+    // only one, if there was one). The switch ACKs in arrival order, so
+    // UPDATEs sent before that send and still unACKed are lost (SendUpdates).
+    // Before the echo, a resend's ACK showed nothing, and a run of UPDATEs
+    // lost in a full queue was resent one per backed-off expiry: 7.7 s in
+    // one epoch of a 20 Mbit/s cluster (docs/PERFORMANCE.md).
+    const bool answers_resend = update.resends > 0 && (ack.flags & wire::kFlagRetransmission) != 0;
+    newest_acked_update = std::max(newest_acked_update,
+                                   answers_resend ? update.first_resend_order : update.first_order);
     const Clock::time_point now = clock.Now();
-    if (!update.resent) {
+    // A round trip when the answered send is known (Karn's rule otherwise).
+    if (update.resends == 0 || (answers_resend && update.resends == 1)) {
       update_retry.OnRttSample(
           std::chrono::duration_cast<std::chrono::microseconds>(now - update.sent_at));
     }
@@ -404,7 +418,7 @@ void HotCollector::Impl::SendUpdates(Clock::time_point now, net::SendQueue& out)
       out.PushView(update.packet.view(), options.switch_address);
       update.sent = true;
       update.sent_at = now;
-      update.order = ++update_sends;
+      update.order = update.first_order = ++update_sends;
       ++outstanding;
       continue;
     }
@@ -425,8 +439,8 @@ void HotCollector::Impl::SendUpdates(Clock::time_point now, net::SendQueue& out)
     update.packet.SetFlags(update.flags | wire::kFlagRetransmission);
     out.PushView(update.packet.view(), options.switch_address);
     update.sent_at = now;
-    update.resent = true;
     update.order = ++update_sends;
+    if (update.resends++ == 0) update.first_resend_order = update.order;
     ++counters.update_retransmissions;
   }
 }
