@@ -366,47 +366,70 @@ TEST(HotCollectorUpdates, AtMostTheWindowIsUnackedAndEachAckLetsOneMoreGo) {
   EXPECT_EQ(collector.counters().update_retransmissions, 0u);
 }
 
-// When no ACK comes, each expiry resends the oldest UPDATE only and restarts
-// every UPDATE's timer (the timeout doubling): the others may be waiting in
-// a loaded queue behind it. On the collector's clock, moved only while
-// nothing is in flight: expiries at 20 and 60 ms; none other before 140.
-TEST(HotCollectorUpdates, AnExpiryResendsTheOldestUpdateOnly) {
-  const auto hot_set = MakeHotSet();
-  const std::vector<hot::Key> owned = AllKeysSorted(*hot_set);
+// A collector on a manual clock (retry timeout 20 ms, doubling to 160 ms)
+// that published one UPDATE (one key, LAST) in each of `epochs` epochs, and
+// the scripted switch it sends them to. Serve moves the clock only while
+// nothing is in flight, in steps of 5 ms, so timers expire when the script
+// says and every count is exact.
+struct OneUpdateEpochs {
+  std::shared_ptr<const hot::HotSet> hot_set = MakeHotSet();
   net::UdpSocket fake_switch{UdpEndpoint{0x7f000001, 0}};
   ManualEngineClock clock;
-  HotCollectorOptions options = ServerZeroOf(fake_switch.local());
-  options.clock = &clock;
-  options.tail_copies = 0;
-  options.retry.initial_timeout = 20ms;
-  options.retry.max_timeout = 160ms;
-  options.ready_poll = 10s;
-  HotCollector collector(hot_set, owned, options, [](CollectedEpoch) {});
-  const std::vector<hot::Key> one_key = {owned.front()};
-  const std::vector<float> one_val = {1.5f};
-  for (std::uint32_t epoch = 0; epoch < 3; ++epoch)
-    collector.PublishUpdate(epoch, one_key, one_val);
+  std::unique_ptr<HotCollector> collector;
 
-  std::map<std::uint32_t, int> first_sends, resends;  // by epoch
-  std::array<std::uint8_t, wire::kMaxMessageBytes + 64> buffer{};
-  const Clock::time_point start = clock.Now();
-  const Clock::time_point give_up = Clock::now() + 30s;
-  while (clock.Now() - start < 100ms && Clock::now() < give_up) {
-    UdpEndpoint from;
-    const int n = fake_switch.ReceiveFrom(buffer, &from, 5);
-    if (n <= 0) {
-      clock.Advance(5ms);  // quiet: the collector has sent what it will
-      continue;
-    }
-    wire::Header header;
-    ASSERT_EQ(wire::DecodeHeader(std::span<const std::uint8_t>(buffer.data(), n), &header),
-              wire::DecodeError::kNone);
-    ASSERT_EQ(header.type, wire::MessageType::kUpdate);
-    ++((header.flags & wire::kFlagRetransmission) != 0 ? resends : first_sends)[header.epoch];
+  explicit OneUpdateEpochs(std::uint32_t epochs) {
+    const std::vector<hot::Key> owned = AllKeysSorted(*hot_set);
+    HotCollectorOptions options = ServerZeroOf(fake_switch.local());
+    options.clock = &clock;
+    options.tail_copies = 0;
+    options.retry.initial_timeout = 20ms;
+    options.retry.max_timeout = 160ms;
+    options.ready_poll = 10s;
+    collector = std::make_unique<HotCollector>(hot_set, owned, options, [](CollectedEpoch) {});
+    const std::vector<hot::Key> one_key = {owned.front()};
+    const std::vector<float> one_val = {1.5f};
+    for (std::uint32_t epoch = 0; epoch < epochs; ++epoch)
+      collector->PublishUpdate(epoch, one_key, one_val);
   }
+
+  // Hands every UPDATE the switch receives to `on_update` (its header and
+  // bytes, and where it came from) until `done()` or `span` of the clock.
+  void Serve(std::chrono::milliseconds span, const std::function<bool()>& done,
+             const std::function<void(const wire::Header&, std::span<const std::uint8_t>,
+                                      const UdpEndpoint&)>& on_update) {
+    std::array<std::uint8_t, wire::kMaxMessageBytes + 64> buffer{};
+    const Clock::time_point start = clock.Now();
+    const Clock::time_point give_up = Clock::now() + 30s;
+    while (!done() && clock.Now() - start < span && Clock::now() < give_up) {
+      UdpEndpoint from;
+      const int n = fake_switch.ReceiveFrom(buffer, &from, 5);
+      if (n <= 0) {
+        clock.Advance(5ms);  // quiet: the collector has sent what it will
+        continue;
+      }
+      const std::span<const std::uint8_t> bytes(buffer.data(), static_cast<std::size_t>(n));
+      wire::Header header;
+      ASSERT_EQ(wire::DecodeHeader(bytes, &header), wire::DecodeError::kNone);
+      ASSERT_EQ(header.type, wire::MessageType::kUpdate);
+      on_update(header, bytes, from);
+    }
+  }
+};
+
+// When no ACK comes, each expiry resends the oldest UPDATE only and restarts
+// every UPDATE's timer (the timeout doubling): the others may be waiting in
+// a loaded queue behind it. Expiries at 20 and 60 ms; none other before 140.
+TEST(HotCollectorUpdates, AnExpiryResendsTheOldestUpdateOnly) {
+  OneUpdateEpochs run(3);
+  std::map<std::uint32_t, int> first_sends, resends;  // by epoch
+  run.Serve(
+      100ms, [] { return false; },
+      [&](const wire::Header& header, std::span<const std::uint8_t>, const UdpEndpoint&) {
+        ++((header.flags & wire::kFlagRetransmission) != 0 ? resends : first_sends)[header.epoch];
+      });
   EXPECT_EQ(first_sends, (std::map<std::uint32_t, int>{{0, 1}, {1, 1}, {2, 1}}));
   EXPECT_EQ(resends, (std::map<std::uint32_t, int>{{0, 2}}));
-  EXPECT_EQ(collector.counters().update_retransmissions, 2u);
+  EXPECT_EQ(run.collector->counters().update_retransmissions, 2u);
 }
 
 // UPDATEs lost in a run (a full queue drops a burst) are resent within a
@@ -418,52 +441,27 @@ TEST(HotCollectorUpdates, AnExpiryResendsTheOldestUpdateOnly) {
 // unflagged ACKs (an ACK of a resend showed nothing), each UPDATE waited
 // for an expiry of its own.
 TEST(HotCollectorUpdates, ARunOfLostUpdatesIsResentAfterOneExpiry) {
-  const auto hot_set = MakeHotSet();
-  const std::vector<hot::Key> owned = AllKeysSorted(*hot_set);
-  net::UdpSocket fake_switch{UdpEndpoint{0x7f000001, 0}};
-  ManualEngineClock clock;
-  HotCollectorOptions options = ServerZeroOf(fake_switch.local());
-  options.clock = &clock;
-  options.tail_copies = 0;
-  options.retry.initial_timeout = 20ms;
-  options.retry.max_timeout = 160ms;
-  options.ready_poll = 10s;
-  HotCollector collector(hot_set, owned, options, [](CollectedEpoch) {});
-  constexpr std::uint32_t kEpochs = 6;  // one UPDATE each
-  const std::vector<hot::Key> one_key = {owned.front()};
-  const std::vector<float> one_val = {1.5f};
-  for (std::uint32_t epoch = 0; epoch < kEpochs; ++epoch)
-    collector.PublishUpdate(epoch, one_key, one_val);
-
+  constexpr std::uint32_t kEpochs = 6;
+  OneUpdateEpochs run(kEpochs);
   std::map<std::uint32_t, int> first_sends, resends;  // by epoch
-  std::array<std::uint8_t, wire::kMaxMessageBytes + 64> buffer{};
-  const Clock::time_point start = clock.Now();
-  const Clock::time_point give_up = Clock::now() + 30s;
-  while (collector.counters().update_acks < kEpochs && clock.Now() - start < 500ms &&
-         Clock::now() < give_up) {
-    UdpEndpoint from;
-    const int n = fake_switch.ReceiveFrom(buffer, &from, 5);
-    if (n <= 0) {
-      clock.Advance(5ms);  // quiet: the collector has sent what it will
-      continue;
-    }
-    wire::Header header;
-    ASSERT_EQ(wire::DecodeHeader(std::span<const std::uint8_t>(buffer.data(), n), &header),
-              wire::DecodeError::kNone);
-    ASSERT_EQ(header.type, wire::MessageType::kUpdate);
-    const bool resend = (header.flags & wire::kFlagRetransmission) != 0;
-    ++(resend ? resends : first_sends)[header.epoch];
-    if (!resend) continue;  // lost
-    std::array<std::uint8_t, wire::kHeaderBytes> ack{};
-    std::copy_n(buffer.begin(), ack.size(), ack.begin());
-    wire::SetType(ack.data(), wire::MessageType::kAck);
-    wire::SetFlags(ack.data(), wire::kFlagRetransmission);
-    wire::SetSlotCount(ack.data(), 0);
-    ASSERT_TRUE(fake_switch.SendTo(ack, from));
-  }
-  const HotCollectorCounters counters = collector.counters();
+  const Clock::time_point start = run.clock.Now();
+  run.Serve(
+      500ms, [&] { return run.collector->counters().update_acks == kEpochs; },
+      [&](const wire::Header& header, std::span<const std::uint8_t> bytes,
+          const UdpEndpoint& from) {
+        const bool resend = (header.flags & wire::kFlagRetransmission) != 0;
+        ++(resend ? resends : first_sends)[header.epoch];
+        if (!resend) return;  // lost
+        std::array<std::uint8_t, wire::kHeaderBytes> ack{};
+        std::copy_n(bytes.begin(), ack.size(), ack.begin());
+        wire::SetType(ack.data(), wire::MessageType::kAck);
+        wire::SetFlags(ack.data(), wire::kFlagRetransmission);
+        wire::SetSlotCount(ack.data(), 0);
+        ASSERT_TRUE(run.fake_switch.SendTo(ack, from));
+      });
+  const HotCollectorCounters counters = run.collector->counters();
   EXPECT_EQ(counters.update_acks, kEpochs);
-  EXPECT_LT(clock.Now() - start, 40ms) << "one expiry (at 20 ms), no second";
+  EXPECT_LT(run.clock.Now() - start, 40ms) << "one expiry (at 20 ms), no second";
   std::map<std::uint32_t, int> once;
   for (std::uint32_t epoch = 0; epoch < kEpochs; ++epoch) once[epoch] = 1;
   EXPECT_EQ(first_sends, once);
