@@ -104,6 +104,9 @@ class ReceiveBatch {
     return {buffers_.get() + datagrams_[i].offset, datagrams_[i].length};
   }
   UdpEndpoint source(std::size_t i) const;
+  // The messages the kernel handed over in the last receive (a coalesced
+  // run is one message, however many datagrams it held).
+  std::size_t messages() const { return datagrams_.empty() ? 0 : datagrams_.back().message + 1; }
 
  private:
   struct Datagram {

@@ -1,5 +1,6 @@
 #include "switchd/switch_daemon.h"
 
+#include <algorithm>
 #include <csignal>
 #include <iostream>
 #include <stdexcept>
@@ -113,12 +114,22 @@ struct SwitchDaemon::Impl {
         program.Process(receive.payload(i), receive.source(i), outputs);
       }
       // The replies go out straight from the program's output buffers, which
-      // stay untouched until the next batch.
+      // stay untouched until the next batch, grouped by destination (in
+      // order within each): an UPDATE's copies to every worker and its ACK
+      // would otherwise interleave, and only consecutive datagrams to one
+      // destination leave as one segmented send.
+      order.clear();
       for (std::size_t i = 0; i < outputs.size(); ++i) {
         if (egress_loss.ShouldDrop()) [[unlikely]] {
           ++io.egress_loss_injected;
           continue;
         }
+        order.push_back(i);
+      }
+      std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return outputs[a].destination.Key() < outputs[b].destination.Key();
+      });
+      for (const std::size_t i : order) {
         send.PushView(outputs[i].payload(), outputs[i].destination);
         ++io.datagrams_sent;
       }
@@ -173,6 +184,7 @@ struct SwitchDaemon::Impl {
   net::ReceiveBatch receive;
   net::SendQueue send;
   dataplane::OutputBatch outputs;
+  std::vector<std::size_t> order;  // the outputs sent, by destination
   LossInjector ingress_loss;
   LossInjector egress_loss;
   const std::int64_t die_at_epoch;
