@@ -233,11 +233,12 @@ HotCollectorOptions ServerZeroOf(const UdpEndpoint& fake_switch) {
   return options;
 }
 
-// Once the switch has ACKed an epoch's LAST UPDATE, the collector sends one
-// copy of it (flagged RETRANSMISSION, payload unchanged): a worker that lost
-// the first REPLICA of the LAST still learns its stream is over. The copy's
-// ACK is expected, not ignored; nothing else is sent twice.
-TEST(HotCollectorTail, TheLastUpdateOfAnEpochIsCopiedOnceAfterItsAck) {
+// Once the switch has ACKed an epoch's LAST UPDATE, the collector sends
+// `tail_copies` copies of it (flagged RETRANSMISSION, payload unchanged): a
+// worker that lost the first REPLICA of the LAST still learns its stream is
+// over. The copies' ACKs are expected, not ignored; nothing else is sent
+// twice.
+TEST(HotCollectorTail, TheLastUpdateOfAnEpochIsCopiedAfterItsAck) {
   const auto hot_set = MakeHotSet();
   const std::vector<hot::Key> owned = AllKeysSorted(*hot_set);
   net::UdpSocket fake_switch{UdpEndpoint{0x7f000001, 0}};
@@ -245,6 +246,7 @@ TEST(HotCollectorTail, TheLastUpdateOfAnEpochIsCopiedOnceAfterItsAck) {
   options.retry.initial_timeout = 10s;  // no resend can come from a timer
   options.retry.max_timeout = 10s;
   options.ready_poll = 10s;  // no READY poll either
+  ASSERT_GT(options.tail_copies, 0u);
   HotCollector collector(hot_set, owned, options, [](CollectedEpoch) {});
   const std::vector<float> vals(owned.size(), 1.5f);
   collector.PublishUpdate(0, owned, vals);
@@ -254,7 +256,7 @@ TEST(HotCollectorTail, TheLastUpdateOfAnEpochIsCopiedOnceAfterItsAck) {
   std::optional<std::uint32_t> last_seq;
   std::array<std::uint8_t, wire::kMaxMessageBytes + 64> buffer{};
   const Clock::time_point give_up = Clock::now() + 10s;
-  while (copies.empty() && Clock::now() < give_up) {
+  while (copies.size() < options.tail_copies && Clock::now() < give_up) {
     UdpEndpoint from;
     const int n = fake_switch.ReceiveFrom(buffer, &from, 50);
     if (n <= 0) continue;
@@ -277,18 +279,18 @@ TEST(HotCollectorTail, TheLastUpdateOfAnEpochIsCopiedOnceAfterItsAck) {
     ASSERT_TRUE(fake_switch.SendTo(ack, from));
   }
   ASSERT_TRUE(last_seq.has_value());
-  ASSERT_EQ(copies.size(), 1u);
+  ASSERT_EQ(copies.size(), options.tail_copies);
   EXPECT_EQ(first.size(), *last_seq + 1) << "every UPDATE once";
   std::vector<std::uint8_t> expected = first.at(*last_seq);
   wire::SetFlags(expected.data(), wire::kFlagLast | wire::kFlagRetransmission);
-  EXPECT_EQ(copies[0], expected);
+  for (const std::vector<std::uint8_t>& copy : copies) EXPECT_EQ(copy, expected);
 
-  // The copy's ACK is taken as expected; nothing more is sent.
+  // The copies' ACKs are taken as expected; nothing more is sent.
   testing::WaitFor([&] { return collector.counters().update_acks == first.size(); });
   UdpEndpoint from;
   EXPECT_EQ(fake_switch.ReceiveFrom(buffer, &from, 50), -1);
   const HotCollectorCounters counters = collector.counters();
-  EXPECT_EQ(counters.update_tail_copies, 1u);
+  EXPECT_EQ(counters.update_tail_copies, options.tail_copies);
   EXPECT_EQ(counters.update_retransmissions, 0u);
   EXPECT_EQ(counters.ignored_packets, 0u);
 
