@@ -207,11 +207,11 @@ struct HotCollector::Impl final : EngineHandler {
     std::uint32_t seq = 0;
     bool sent = false;
     bool acked = false;
-    std::uint32_t resends = 0;
     Clock::time_point sent_at;  // of its latest send
     // Send numbers (update_sends): its latest send, its first, its first
-    // resend (0: none). An ACK answers a send no earlier than the first
-    // send, or than the first resend when it is flagged RETRANSMISSION.
+    // resend (0: never resent; equal to `order` when resent once). An ACK
+    // answers a send no earlier than the first send, or than the first
+    // resend when it is flagged RETRANSMISSION.
     std::uint64_t order = 0;
     std::uint64_t first_order = 0;
     std::uint64_t first_resend_order = 0;
@@ -361,12 +361,13 @@ void HotCollector::Impl::HandleUpdateAck(const wire::Header& ack) {
     // Before the echo, a resend's ACK showed nothing, and a run of UPDATEs
     // lost in a full queue was resent one per backed-off expiry: 7.7 s in
     // one epoch of a 20 Mbit/s cluster (docs/PERFORMANCE.md).
-    const bool answers_resend = update.resends > 0 && (ack.flags & wire::kFlagRetransmission) != 0;
+    const bool resent = update.first_resend_order != 0;
+    const bool answers_resend = resent && (ack.flags & wire::kFlagRetransmission) != 0;
     newest_acked_update = std::max(newest_acked_update,
                                    answers_resend ? update.first_resend_order : update.first_order);
     const Clock::time_point now = clock.Now();
     // A round trip when the answered send is known (Karn's rule otherwise).
-    if (update.resends == 0 || (answers_resend && update.resends == 1)) {
+    if (!resent || (answers_resend && update.order == update.first_resend_order)) {
       update_retry.OnRttSample(
           std::chrono::duration_cast<std::chrono::microseconds>(now - update.sent_at));
     }
@@ -440,7 +441,7 @@ void HotCollector::Impl::SendUpdates(Clock::time_point now, net::SendQueue& out)
     out.PushView(update.packet.view(), options.switch_address);
     update.sent_at = now;
     update.order = ++update_sends;
-    if (update.resends++ == 0) update.first_resend_order = update.order;
+    if (update.first_resend_order == 0) update.first_resend_order = update.order;
     ++counters.update_retransmissions;
   }
 }
