@@ -312,15 +312,20 @@ TEST_F(TrainJobTest, LibraUnderPacketLossTrainsTheBitIdenticalModel) {
     if (!lossy) continue;
     // Lost REPLICAs were repaired by their packets, and every epoch's end
     // was sent twice (so that a lost LAST rarely costs the gap timeout).
-    uint64_t repair_packets = 0, tail_copies = 0;
+    uint64_t repair_packets = 0, tail_copies = 0, asked = 0, answered = 0;
     for (const nlohmann::json& node : report["nodes"]) {
       repair_packets += node["hot_path"].value("repair_packets", 0u);
+      asked += node["hot_path"].value("packet_repair_requests", 0u);
+      answered += node["hot_path"].value("packet_repairs_answered", 0u);
       tail_copies += node["hot_path"]
                          .value("collector", nlohmann::json::object())
                          .value("update_tail_copies", 0u);
     }
     EXPECT_GT(repair_packets, 0u) << report.dump();
     EXPECT_GT(tail_copies, 0u) << report.dump();
+    // Every server a worker asked for packets answered it.
+    EXPECT_GT(asked, 0u) << report.dump();
+    EXPECT_EQ(asked, answered) << report.dump();
   }
   EXPECT_FALSE(fingerprints[0].empty());
   EXPECT_EQ(fingerprints[0], fingerprints[1]);

@@ -311,12 +311,27 @@ std::vector<Repair> HotPathNode::RequestRepair(const Repair& request) {
   return AskAndWait(kRepair, Encode(request), ps::kServerGroup, &repair_answers_);
 }
 
-PacketRepair HotPathNode::RequestPackets(int server_rank, const PacketRepair& request) {
-  std::vector<PacketRepair> answers =
-      AskAndWait(kPacketRepair, Encode(request), ps::Postoffice::ServerRankToID(server_rank),
-                 &packet_answers_);
-  if (answers.empty()) return PacketRepair{request.epoch, {}, kNoStreamTail, {}};
-  return std::move(answers.front());
+std::vector<PacketRepair> HotPathNode::RequestPackets(
+    const std::vector<std::pair<int, PacketRepair>>& requests) {
+  std::vector<PacketRepair> out;
+  for (const auto& [server_rank, request] : requests) {
+    out.push_back(PacketRepair{request.epoch, {}, kNoStreamTail, {}});
+  }
+  // After Stop nobody answers: a bridge outliving ps::Finalize gets none.
+  if (!app_) return out;
+  std::vector<int> timestamps;
+  for (const auto& [server_rank, request] : requests) {
+    timestamps.push_back(
+        app_->Request(kPacketRepair, Encode(request), ps::Postoffice::ServerRankToID(server_rank)));
+  }
+  for (size_t i = 0; i < timestamps.size(); ++i) {
+    app_->Wait(timestamps[i]);
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<PacketRepair>& answers = packet_answers_[timestamps[i]];
+    if (!answers.empty()) out[i] = std::move(answers.front());
+    packet_answers_.erase(timestamps[i]);
+  }
+  return out;
 }
 
 void HotPathNode::SetPacketRepairHandler(PacketRepairHandler handler) {

@@ -76,10 +76,13 @@ class HotPathNode {
   // Worker: asks every server for the values of `request.keys` as of
   // `request.epoch` (a replica gap) and returns their answers.
   std::vector<Repair> RequestRepair(const Repair& request);
-  // Worker: asks server `server_rank` for the UPDATE packets `request`
-  // names and returns its answer (no packets when it keeps none of them,
-  // or after Stop).
-  PacketRepair RequestPackets(int server_rank, const PacketRepair& request);
+  // Worker: asks each server of `requests` (by rank) for the UPDATE packets
+  // its request names, all before waiting for any (a gap in two servers'
+  // streams costs one round trip, not two), and returns the answers in the
+  // same order: one without packets where a server keeps none of them, or
+  // after Stop.
+  std::vector<PacketRepair> RequestPackets(
+      const std::vector<std::pair<int, PacketRepair>>& requests);
   // Server: `handler` answers REPAIR_PACKETS requests (it may answer later,
   // with AnswerPacketRepair); without one they are answered without packets.
   using PacketRepairHandler =

@@ -513,7 +513,8 @@ class ServerPathImpl final : public ps::ServerHotPath {
   // longer keeps it, or without a collector).
   void OnPacketRepair(const ps::SimpleData& request, PacketRepair repair) {
     std::lock_guard<std::mutex> lock(mu_);
-    waiting_packet_repairs_.emplace_back(request, std::move(repair));
+    waiting_packet_repairs_.push_back(
+        {request, std::move(repair), std::chrono::steady_clock::now()});
     AnswerWaitingRepairs();
   }
 
@@ -533,7 +534,7 @@ class ServerPathImpl final : public ps::ServerHotPath {
       it = waiting_repairs_.erase(it);
     }
     for (auto it = waiting_packet_repairs_.begin(); it != waiting_packet_repairs_.end();) {
-      const auto& [request, repair] = *it;
+      const auto& [request, repair, since] = *it;
       if (collector_ && (!published_epoch_ || *published_epoch_ < repair.epoch)) {
         ++it;
         continue;
@@ -544,6 +545,11 @@ class ServerPathImpl final : public ps::ServerHotPath {
         answer.packets = collector_->PublishedPackets(repair.epoch, repair.seqs, repair.tail_from);
       }
       HotPathNode::Get()->AnswerPacketRepair(request, answer);
+      ++packet_repairs_answered_;
+      packet_repair_wait_micros_ +=
+          static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                    std::chrono::steady_clock::now() - since)
+                                    .count());
       it = waiting_packet_repairs_.erase(it);
     }
   }
@@ -569,6 +575,8 @@ class ServerPathImpl final : public ps::ServerHotPath {
                           {"epochs_collected", epochs_applied_},
                           {"owned_hot_keys", owned_keys_.size()},
                           {"repairs_answered", repairs_answered_},
+                          {"packet_repairs_answered", packet_repairs_answered_},
+                          {"packet_repair_wait_micros", packet_repair_wait_micros_},
                           {"apply_micros", apply_micros_},
                           {"fallback",
                            {{"fallbacks", fallbacks_},
@@ -671,9 +679,18 @@ class ServerPathImpl final : public ps::ServerHotPath {
   uint64_t epochs_applied_ = 0;
   std::optional<uint32_t> published_epoch_;
   std::list<std::pair<ps::SimpleData, Repair>> waiting_repairs_;
-  std::list<std::pair<ps::SimpleData, PacketRepair>> waiting_packet_repairs_;
+  // A worker's request for lost UPDATE packets, answered once the epoch is
+  // published; `since` it came, for the report's wait.
+  struct WaitingPacketRepair {
+    ps::SimpleData request;
+    PacketRepair repair;
+    std::chrono::steady_clock::time_point since;
+  };
+  std::list<WaitingPacketRepair> waiting_packet_repairs_;
   uint64_t repairs_answered_ = 0;
-  uint64_t apply_micros_ = 0;  // the handle's push and pull of each epoch, summed
+  uint64_t packet_repairs_answered_ = 0;
+  uint64_t packet_repair_wait_micros_ = 0;  // from a request's arrival to its answer, summed
+  uint64_t apply_micros_ = 0;               // the handle's push and pull of each epoch, summed
   uint64_t fallbacks_ = 0, resumes_ = 0, fallback_epochs_ = 0, fallback_pushes_ = 0;
   uint64_t fallback_pushes_late_ = 0, fallback_pushes_refused_ = 0;
   uint64_t saturated_exact_ = 0, saturated_clamped_ = 0;

@@ -568,12 +568,16 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     if (!sender) return;  // fallen back: reads go to the servers anyway
     if (!gap.streams.empty()) {
       const auto asked = Clock::now();
+      std::vector<std::pair<int, PacketRepair>> requests;
       for (const libra::hotpath::StreamLoss& loss : gap.streams) {
         PacketRepair request;
         request.epoch = loss.epoch;
         request.seqs = loss.seqs;
         request.tail_from = loss.tail_from;
-        const PacketRepair answer = node_->RequestPackets(loss.server, request);
+        requests.emplace_back(loss.server, std::move(request));
+      }
+      packet_repair_requests_ += requests.size();
+      for (const PacketRepair& answer : node_->RequestPackets(requests)) {
         repair_packets_ += sender->ApplyRepairPackets(answer.packets);
       }
       packet_repair_micros_ += static_cast<uint64_t>(
@@ -673,6 +677,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
         {"cold_values_pushed", cold_values_},
         {"replica_repairs", repairs_.load()},
         {"packet_repairs", packet_repairs_.load()},
+        {"packet_repair_requests", packet_repair_requests_.load()},
         {"repair_packets", repair_packets_.load()},
         {"packet_repair_micros", packet_repair_micros_.load()},
         {"repair_micros", repair_micros_.load()},
@@ -759,10 +764,11 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
   uint64_t epochs_hot_ = 0, hot_values_ = 0, cold_values_ = 0;
   uint64_t fallbacks_ = 0, resumes_ = 0, epochs_resent_ = 0, epochs_to_servers_ = 0;
   std::atomic<uint64_t> repairs_{0}, repaired_values_{0}, reads_from_servers_{0};
-  std::atomic<uint64_t> packet_repairs_{0};        // gaps repaired by their lost packets
-  std::atomic<uint64_t> repair_packets_{0};        // ... the packets taken
-  std::atomic<uint64_t> packet_repair_micros_{0};  // ... asking for them, summed
-  std::atomic<uint64_t> repair_micros_{0};         // asking the servers for a gap's values, summed
+  std::atomic<uint64_t> packet_repairs_{0};          // gaps repaired by their lost packets
+  std::atomic<uint64_t> packet_repair_requests_{0};  // ... the servers asked (one each, at once)
+  std::atomic<uint64_t> repair_packets_{0};          // ... the packets taken
+  std::atomic<uint64_t> packet_repair_micros_{0};    // ... asking for them, summed
+  std::atomic<uint64_t> repair_micros_{0};  // asking the servers for a gap's values, summed
 
   ps::ThreadsafeQueue<std::optional<Task>> tasks_;
   std::mutex drain_mu_;
