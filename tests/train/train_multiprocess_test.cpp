@@ -809,6 +809,31 @@ TEST_F(TrainJobTest, AHotSetFromLibraProfileCarriesTheTrainingJobsKeys) {
   EXPECT_GT(hot_values, 0u) << "the profiled keys are not the keys the job pushes";
 }
 
+// A hot-set file that holds no keys (a profile where nothing qualified)
+// keeps the job plain, and the workers, which read it too, do not wait for
+// the controller's INSTALL at their first push: the job costs no round trip.
+TEST_F(TrainJobTest, AnEmptyHotSetFileRunsPlainWithoutWaitingForTheInstall) {
+  const std::string hot_set = File("empty.hot");
+  const CommandResult profile = RunLibra("profile --data " + data_ + " --out " + hot_set +
+                                         " --min-frequency 1000000000 --no-evaluate");
+  ASSERT_EQ(profile.status, 0) << profile.output;
+  const nlohmann::json report = Train(
+      "--model lr --epochs 1 --workers 2 --servers 1 --batch 200 --libra --hot-set " + hot_set,
+      "empty-hot-set.json");
+  ASSERT_FALSE(report.is_discarded());
+  int workers = 0;
+  for (const nlohmann::json& node : report["nodes"]) {
+    if (node.value("role", "") != "worker") continue;
+    ++workers;
+    const nlohmann::json& hot = node["hot_path"];
+    EXPECT_FALSE(hot.value("active", true)) << hot.dump();
+    EXPECT_EQ(hot.value("plain_reason", ""), "the hot-set file holds no keys") << hot.dump();
+    EXPECT_EQ(hot.value("install_wait_micros", -1), 0) << hot.dump();
+    EXPECT_EQ(hot.value("epochs_hot", -1), 0) << hot.dump();
+  }
+  EXPECT_EQ(workers, 2);
+}
+
 // Without --job-token the controller draws a random token: the switch
 // refuses the well-known default "libra" the runtime used to send, so a job
 // that runs its hot path here did not use it.

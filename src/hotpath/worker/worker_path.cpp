@@ -9,6 +9,7 @@
 #include <optional>
 #include <thread>
 
+#include "hot/hot_set.h"
 #include "hot/hot_switch_layout.h"
 #include "hotpath/node/hot_path_node.h"
 #include "hotpath/worker/hot_key_routes.h"
@@ -62,6 +63,22 @@ constexpr std::chrono::seconds kRetireBudget{5};
 // ResumeAtEpoch's epoch, taken by the worker path at its first push.
 std::atomic<uint32_t> resume_epoch{0};
 
+// Whether this job's hot-set file (LIBRA_HOT_SET, no sampling) holds no keys
+// as this worker reads it. The controller, reading the same file, can then
+// only keep the job plain, so the worker need not wait for its INSTALL at
+// the first epoch (a JOIN's round trip, tens of milliseconds that a short
+// job on fast links notices). False when this worker cannot read the file:
+// then it waits, as for any set.
+bool HotSetFileHoldsNoKeys() {
+  const HotPathConfig& config = Config();
+  if (config.sampling() || !config.install_path.empty()) return false;
+  try {
+    return libra::hot::ReadHotSetFile(config.hot_set_path).size() == 0;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 class WorkerPathImpl final : public ps::WorkerHotPath {
  public:
   WorkerPathImpl(int customer_id, ServerOf server_of)
@@ -69,6 +86,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
         customer_id_(customer_id),
         first_hot_epoch_(Config().first_hot_epoch()),
         join_epoch_(Config().join_epoch()),
+        plain_by_file_(HotSetFileHoldsNoKeys()),
         server_of_(std::move(server_of)) {
     drain_id_ = node_->AddDrain(customer_id_, [this] { Drain(); });
     node_->SetReport(customer_id_, [this] { return Report(); });
@@ -120,8 +138,14 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     if (epoch < join_epoch_) sampler_.Count(all);
     if (epoch <= join_epoch_) sampler_.NotePushAt(std::chrono::steady_clock::now());
     if (epoch >= join_epoch_ && !joined_) SendJoin(all, epoch);
+    // An empty hot-set file: the INSTALL, which can only say plain, is
+    // taken once it is here rather than waited for.
+    if (plain_by_file_ && install_coming_.valid() &&
+        install_coming_.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+      TakePlainInstall(install_coming_.get());
+    }
     // Plain until the first hot epoch, at which the INSTALL must be here.
-    if (epoch >= first_hot_epoch_ && install_coming_.valid()) {
+    if (!plain_by_file_ && epoch >= first_hot_epoch_ && install_coming_.valid()) {
       // What the sampling phase costs this worker beyond counting: the wait
       // here when the controller's choice is not in yet.
       const auto asked = Clock::now();
@@ -257,6 +281,17 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
       return node_->JoinAndWait(join);
     });
     sampler_ = KeySampler();  // what the moved one left
+  }
+
+  // The controller's answer to a worker that read its hot-set file as
+  // empty and went on plain: plain too, unless the file was rewritten while
+  // the job started, which would leave this worker out of the hot path the
+  // others run.
+  void TakePlainInstall(const Install& install) {
+    if (!install.enabled) return;
+    LOG(FATAL) << "libra: the hot-set file " << Config().hot_set_path
+               << " held no keys when this worker started, but the controller installed "
+               << install.hot_set->size() << " keys from it: was it rewritten while the job began?";
   }
 
   // The controller's answer to this worker's JOIN: the hot path from its
@@ -728,6 +763,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
   const int customer_id_;  // the KVWorker's; its worker id is looked up at the JOIN
   const uint32_t first_hot_epoch_;
   const uint32_t join_epoch_;  // sends its JOIN at its push of this epoch
+  const bool plain_by_file_;   // HotSetFileHoldsNoKeys: runs plain without waiting for the INSTALL
   const ServerOf server_of_;
   int drain_id_ = 0;
 
