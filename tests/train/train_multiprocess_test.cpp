@@ -75,6 +75,19 @@ class TrainJobTest : public ::testing::Test {
     return ReadJson(report);
   }
 
+  // Profiles the training data into NAME.hot (`libra profile` with
+  // `profile_flags`), trains LR on 2 workers and 1 server with that hot-set
+  // file, and returns the report (NAME.json).
+  nlohmann::json TrainOnAProfiledHotSet(const std::string& profile_flags, const std::string& name) {
+    const std::string hot_set = File(name + ".hot");
+    const CommandResult profile = RunLibra("profile --data " + data_ + " --out " + hot_set +
+                                           " --no-evaluate " + profile_flags);
+    EXPECT_EQ(profile.status, 0) << profile.output;
+    return Train(
+        "--model lr --epochs 1 --workers 2 --servers 1 --batch 200 --libra --hot-set " + hot_set,
+        name + ".json");
+  }
+
   // The hot-path job every forger test trains: 3 workers, 2 servers.
   static constexpr const char* kForgedJobFlags =
       "--model lr --optimizer adagrad --lr 0.1 --epochs 1 --workers 3 --servers 2 --batch 200 "
@@ -792,13 +805,7 @@ TEST_F(TrainJobTest, AJobTheSwitchRefusedReportsItRanPlainAndWhy) {
 // A hot set made by `libra profile` from the data `libra train` trains on
 // holds the keys the training job pushes: its values take the hot path.
 TEST_F(TrainJobTest, AHotSetFromLibraProfileCarriesTheTrainingJobsKeys) {
-  const std::string hot_set = File("profiled.hot");
-  const CommandResult profile =
-      RunLibra("profile --data " + data_ + " --out " + hot_set + " --capacity 2000 --no-evaluate");
-  ASSERT_EQ(profile.status, 0) << profile.output;
-  const nlohmann::json report = Train(
-      "--model lr --epochs 1 --workers 2 --servers 1 --batch 200 --libra --hot-set " + hot_set,
-      "profiled.json");
+  const nlohmann::json report = TrainOnAProfiledHotSet("--capacity 2000", "profiled");
   ASSERT_FALSE(report.is_discarded());
   uint64_t hot_values = 0;
   for (const nlohmann::json& node : report["nodes"]) {
@@ -813,13 +820,8 @@ TEST_F(TrainJobTest, AHotSetFromLibraProfileCarriesTheTrainingJobsKeys) {
 // keeps the job plain, and the workers, which read it too, do not wait for
 // the controller's INSTALL at their first push: the job costs no round trip.
 TEST_F(TrainJobTest, AnEmptyHotSetFileRunsPlainWithoutWaitingForTheInstall) {
-  const std::string hot_set = File("empty.hot");
-  const CommandResult profile = RunLibra("profile --data " + data_ + " --out " + hot_set +
-                                         " --min-frequency 1000000000 --no-evaluate");
-  ASSERT_EQ(profile.status, 0) << profile.output;
-  const nlohmann::json report = Train(
-      "--model lr --epochs 1 --workers 2 --servers 1 --batch 200 --libra --hot-set " + hot_set,
-      "empty-hot-set.json");
+  // No key is pushed a billion times in the sample: the profile is empty.
+  const nlohmann::json report = TrainOnAProfiledHotSet("--min-frequency 1000000000", "empty");
   ASSERT_FALSE(report.is_discarded());
   int workers = 0;
   for (const nlohmann::json& node : report["nodes"]) {
