@@ -325,11 +325,8 @@ std::vector<PacketRepair> HotPathNode::RequestPackets(
         app_->Request(kPacketRepair, Encode(request), ps::Postoffice::ServerRankToID(server_rank)));
   }
   for (size_t i = 0; i < timestamps.size(); ++i) {
-    app_->Wait(timestamps[i]);
-    std::lock_guard<std::mutex> lock(mu_);
-    std::vector<PacketRepair>& answers = packet_answers_[timestamps[i]];
+    std::vector<PacketRepair> answers = WaitAndTake(timestamps[i], &packet_answers_);
     if (!answers.empty()) out[i] = std::move(answers.front());
-    packet_answers_.erase(timestamps[i]);
   }
   return out;
 }

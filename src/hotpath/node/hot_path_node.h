@@ -153,7 +153,12 @@ class HotPathNode {
                                  std::map<int, std::vector<Answer>>* answers) {
     // After Stop nobody answers: a bridge outliving ps::Finalize gets none.
     if (!app_) return {};
-    const int timestamp = app_->Request(head, body, group);
+    return WaitAndTake(app_->Request(head, body, group), answers);
+  }
+  // Waits until every answer to the request sent at `timestamp` is in and
+  // takes them out of `answers`.
+  template <typename Answer>
+  std::vector<Answer> WaitAndTake(int timestamp, std::map<int, std::vector<Answer>>* answers) {
     app_->Wait(timestamp);
     std::lock_guard<std::mutex> lock(mu_);
     std::vector<Answer> out = std::move((*answers)[timestamp]);
