@@ -108,9 +108,6 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     if (install_coming_.valid()) install_coming_.wait();
     Drain();
     node_->RemoveDrain(drain_id_);
-    // A worker's KVWorker may go before worker 0 gathers the job's report:
-    // its last figures stay in the node's report.
-    node_->SetReport(customer_id_, [last = Report()] { return last; });
     node_->SetSwitchEvents(customer_id_, {});
     tasks_.Push(std::nullopt);
     completer_.join();
@@ -125,6 +122,10 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
       hold_from_.reset();
     }
     resume_cond_.notify_all();
+    // A worker's KVWorker may go before worker 0 gathers the job's report:
+    // its last figures stay in the node's report, taken once its threads
+    // are done (a repair of the last epoch's replica may still have run).
+    node_->SetReport(customer_id_, [last = Report()] { return last; });
     sender_.reset();
   }
 
@@ -601,6 +602,9 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     uint32_t generation = 0;
     std::shared_ptr<libra::hotpath::HotSender> sender = SenderFor(gap.epoch, &generation);
     if (!sender) return;  // fallen back: reads go to the servers anyway
+    // Filled while the report waited here (a server's own resend of an
+    // UPDATE lost on its way to the switch): nothing to ask.
+    if (sender->MissingReplicaKeys(gap.epoch).empty()) return;
     if (!gap.streams.empty()) {
       const auto asked = Clock::now();
       std::vector<std::pair<int, PacketRepair>> requests;
