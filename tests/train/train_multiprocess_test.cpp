@@ -336,12 +336,12 @@ TEST_F(TrainJobTest, LibraUnderPacketLossTrainsTheBitIdenticalModel) {
     }
     EXPECT_GT(repair_packets, 0u) << report.dump();
     EXPECT_GT(tail_copies, 0u) << report.dump();
-    // The servers answered the workers' requests for packets, and nothing
-    // else. Not asked == answered: the servers' figures are taken when
-    // worker 0 has finished, and another worker may still be repairing its
-    // last epoch's replica then.
+    // Workers asked servers for packets and the servers answered. The two
+    // counts are not compared: each node's figures are taken when worker 0
+    // asks for them, and a worker may still be repairing the replica of an
+    // epoch it did not read from then, before or after its servers answer.
+    EXPECT_GT(asked, 0u) << report.dump();
     EXPECT_GT(answered, 0u) << report.dump();
-    EXPECT_LE(answered, asked) << report.dump();
   }
   EXPECT_FALSE(fingerprints[0].empty());
   EXPECT_EQ(fingerprints[0], fingerprints[1]);
