@@ -105,12 +105,12 @@ HotSet::HotSet(SwitchLayout layout, PlacementKind placement, std::vector<HotKey>
   }
   owners_.assign(layout_.capacity(), kFreeCell);
   for (uint32_t k = 0; k < keys_.size(); ++k) {
-    uint32_t& slot = index_.FindOrInsert(keys_[k].key, kCold);
-    if (slot != kCold) {
+    Entry& slot = index_.FindOrInsert(keys_[k].key, Entry{});
+    if (slot.index != kCold) {
       throw std::invalid_argument("hot set: key " + std::to_string(keys_[k].key) +
                                   " is listed twice");
     }
-    slot = k;
+    slot = Entry{k, keys_[k].value_len};
     for (uint32_t offset = 0; offset < keys_[k].value_len; ++offset) {
       const CellAddress cell = cells_[value_begin_[k] + offset];
       if (cell.array >= layout_.num_arrays || cell.index >= layout_.cells_per_array) {

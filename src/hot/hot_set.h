@@ -94,11 +94,21 @@ class HotSet {
   std::span<const HotKey> keys() const { return keys_; }
   std::span<const CellAddress> cells() const { return cells_; }
 
-  // The key's index in keys(), or kCold.
-  uint32_t Find(Key key) const {
-    const uint32_t* index = index_.Find(key);
-    return index != nullptr ? *index : kCold;
+  // What one lookup tells of a key: its index in keys() (kCold when it is
+  // not hot) and its number of values. The length is kept beside the index
+  // in the lookup table's slot, which has room for it, so that a caller
+  // that needs both (splitting a push, sizing a key's cells) reads one
+  // cache line rather than a second one in keys().
+  struct Entry {
+    uint32_t index = kCold;
+    uint32_t value_len = 0;
+  };
+  Entry Lookup(Key key) const {
+    const Entry* entry = index_.Find(key);
+    return entry != nullptr ? *entry : Entry{};
   }
+  // The key's index in keys(), or kCold.
+  uint32_t Find(Key key) const { return Lookup(key).index; }
   bool IsHot(Key key) const { return Find(key) != kCold; }
   // For a caller that looks up `keys[0..count)` in a row, before it looks
   // up keys[i]: fetches the slot Find reads for the key kLookAhead places
@@ -112,6 +122,10 @@ class HotSet {
     return std::span<const CellAddress>(cells_).subspan(value_begin_[key_index],
                                                         keys_[key_index].value_len);
   }
+  // The same for a hot key's Lookup (no read of keys()).
+  std::span<const CellAddress> CellsOf(Entry entry) const {
+    return std::span<const CellAddress>(cells_).subspan(value_begin_[entry.index], entry.value_len);
+  }
   // Who owns a cell, or nothing for a free or out-of-range cell.
   std::optional<CellOwner> OwnerOf(CellAddress cell) const;
 
@@ -122,7 +136,7 @@ class HotSet {
   std::vector<CellAddress> cells_;
   std::vector<uint64_t> value_begin_;  // keys_.size() + 1 prefix sums of value_len
   std::vector<CellOwner> owners_;      // by array * cells_per_array + index
-  HotKeyTable<uint32_t> index_;
+  HotKeyTable<Entry> index_;
 };
 
 // A hot-set file that cannot be read; the message names the file and the fault.

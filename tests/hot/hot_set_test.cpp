@@ -82,6 +82,13 @@ TEST(HotSet, LooksUpKeysAndCellsBothWays) {
   EXPECT_EQ(set.Find(20), 1u);
   EXPECT_EQ(set.Find(30), HotSet::kCold);
   EXPECT_FALSE(set.IsHot(30));
+  // One lookup gives the index and the length, as keys() has them.
+  EXPECT_EQ(set.Lookup(10).index, 0u);
+  EXPECT_EQ(set.Lookup(10).value_len, 2u);
+  EXPECT_EQ(set.Lookup(20).value_len, 1u);
+  EXPECT_EQ(set.Lookup(30).index, HotSet::kCold);
+  EXPECT_EQ(set.CellsOf(set.Lookup(10)).size(), 2u);
+  EXPECT_EQ(set.CellsOf(set.Lookup(10))[1], (CellAddress{1, 0}));
   ASSERT_EQ(set.CellsOf(0).size(), 2u);
   EXPECT_EQ(set.CellsOf(0)[1], (CellAddress{1, 0}));
   EXPECT_EQ(set.CellsOf(1)[0], (CellAddress{2, 3}));

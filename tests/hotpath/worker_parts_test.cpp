@@ -106,6 +106,54 @@ TEST(HotSplit, APushWithoutLensSharesItsValuesEvenlyAndTheColdPartHasNoLens) {
   EXPECT_TRUE(cold.lens.empty());
 }
 
+TEST(HotSplit, APushOfThePulledKeysSplitsByThePullsEntriesAsByLookups) {
+  const auto hot_set = SmallHotSet();
+  const Parts push = PushOf({5, 10, 30, 60, 70}, {1, 1, 1, 2, 1});
+  const std::span<const hot::Key> keys(push.keys.data(), push.keys.size());
+  PulledKeys pulled;
+  const auto entries = pulled.Classify(*hot_set, keys);
+  ASSERT_EQ(entries.size(), 5u);
+  EXPECT_EQ(entries[0].index, hot::HotSet::kCold) << "5 is not hot";
+  EXPECT_EQ(entries[3].value_len, 2u) << "60 has two values";
+  const auto kept = pulled.EntriesOf(*hot_set, keys);
+  ASSERT_TRUE(kept.has_value());
+  Parts hot, cold, hot_looked_up, cold_looked_up;
+  SplitHotAndCold(*kept, push, &hot, &cold);
+  SplitHotAndCold(*hot_set, push, &hot_looked_up, &cold_looked_up);
+  auto same = [](const Parts& a, const Parts& b) {
+    return std::vector<hot::Key>(a.keys.begin(), a.keys.end()) ==
+               std::vector<hot::Key>(b.keys.begin(), b.keys.end()) &&
+           std::vector<float>(a.vals.begin(), a.vals.end()) ==
+               std::vector<float>(b.vals.begin(), b.vals.end()) &&
+           std::vector<int>(a.lens.begin(), a.lens.end()) ==
+               std::vector<int>(b.lens.begin(), b.lens.end());
+  };
+  EXPECT_TRUE(same(hot, hot_looked_up));
+  EXPECT_TRUE(same(cold, cold_looked_up));
+  EXPECT_EQ(hot.keys.size(), 3u);
+}
+
+TEST(HotSplit, OtherKeysOrAnotherHotSetAreLookedUpAgain) {
+  const auto hot_set = SmallHotSet();
+  const auto other_set = SmallHotSet();
+  const std::vector<hot::Key> pulled_keys{10, 30, 60};
+  PulledKeys pulled;
+  pulled.Classify(*hot_set, pulled_keys);
+  EXPECT_TRUE(pulled.EntriesOf(*hot_set, pulled_keys).has_value());
+  const std::vector<hot::Key> other{10, 30, 61};
+  EXPECT_FALSE(pulled.EntriesOf(*hot_set, other).has_value()) << "one key differs";
+  const std::vector<hot::Key> fewer{10, 30};
+  EXPECT_FALSE(pulled.EntriesOf(*hot_set, fewer).has_value()) << "a prefix is not the same keys";
+  EXPECT_FALSE(pulled.EntriesOf(*other_set, pulled_keys).has_value()) << "another hot set";
+  PulledKeys never_pulled;
+  EXPECT_FALSE(never_pulled.EntriesOf(*hot_set, pulled_keys).has_value());
+  // Entries of another length than the push's keys are refused.
+  const Parts push = PushOf({10, 30}, {1, 1});
+  Parts hot, cold;
+  const auto three = pulled.EntriesOf(*hot_set, pulled_keys);
+  EXPECT_THROW(SplitHotAndCold(*three, push, &hot, &cold), std::invalid_argument);
+}
+
 // Keys 10..50 on server 0, 60..100 on server 1, of 3 servers.
 HotKeyRoutes TwoOfThreeServers() {
   const auto hot_set = SmallHotSet();

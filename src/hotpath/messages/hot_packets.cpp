@@ -35,19 +35,19 @@ std::vector<std::uint32_t> CheckHotValues(const hot::HotSet& hot_set,
   std::uint64_t offset = 0;
   for (std::size_t i = 0; i < keys.size(); ++i) {
     hot_set.PrefetchAhead(keys.data(), keys.size(), i);
-    const std::uint32_t index = hot_set.Find(keys[i]);
-    if (index == hot::HotSet::kCold) {
+    const hot::HotSet::Entry entry = hot_set.Lookup(keys[i]);
+    if (entry.index == hot::HotSet::kCold) {
       throw std::invalid_argument("hot push: key " + std::to_string(keys[i]) +
                                   " is not in the hot set");
     }
-    const std::uint32_t len = hot_set.keys()[index].value_len;
+    const std::uint32_t len = entry.value_len;
     if (!lens.empty() && (lens[i] < 0 || static_cast<std::uint32_t>(lens[i]) != len)) {
       throw std::invalid_argument("hot push: key " + std::to_string(keys[i]) + " has " +
                                   std::to_string(lens[i]) + " values, the hot set says " +
                                   std::to_string(len));
     }
     first_value[i] = static_cast<std::uint32_t>(offset);
-    if (indices != nullptr) (*indices)[i] = index;
+    if (indices != nullptr) (*indices)[i] = entry.index;
     offset += len;
   }
   if (offset != vals.size()) {
@@ -68,7 +68,7 @@ CellQueues QueueHotCells(const hot::HotSet& hot_set, std::span<const hot::Key> k
   // (high half) and the value's position (low half), sorted as one word.
   CellQueues queued(hot_set.layout().num_arrays);
   for (std::size_t i = 0; i < keys.size(); ++i) {
-    const std::span<const hot::CellAddress> cells = hot_set.CellsOf(hot_set.Find(keys[i]));
+    const std::span<const hot::CellAddress> cells = hot_set.CellsOf(hot_set.Lookup(keys[i]));
     for (std::size_t v = 0; v < cells.size(); ++v) {
       queued.at(cells[v].array)
           .push_back(QueuedCell(cells[v].index, first_value[i] + static_cast<std::uint32_t>(v)));
@@ -171,7 +171,7 @@ std::vector<EncodedPacket> PackUpdate(const hot::HotSet& hot_set, const wire::He
   std::vector<wire::CellValue> cells;
   cells.reserve(vals.size());
   for (std::size_t i = 0; i < keys.size(); ++i) {
-    const std::span<const hot::CellAddress> addresses = hot_set.CellsOf(hot_set.Find(keys[i]));
+    const std::span<const hot::CellAddress> addresses = hot_set.CellsOf(hot_set.Lookup(keys[i]));
     for (std::size_t v = 0; v < addresses.size(); ++v) {
       cells.push_back(wire::CellValue{addresses[v].array, addresses[v].index,
                                       std::bit_cast<std::uint32_t>(vals[first_value[i] + v])});

@@ -79,7 +79,7 @@ struct HotCollector::Impl final : EngineHandler {
         retry(options.retry),
         on_epoch(std::move(callback)) {
     for (const hot::Key key : owned_keys) {
-      lens.push_back(static_cast<int>(hot_set->keys()[hot_set->Find(key)].value_len));
+      lens.push_back(static_cast<int>(hot_set->Lookup(key).value_len));
       first_value.push_back(num_values);
       for (int v = 0; v < lens.back(); ++v) key_of_value.push_back(first_value.size() - 1);
       num_values += static_cast<std::uint32_t>(lens.back());

@@ -11,7 +11,7 @@ void PublishedValues::Reset(const hot::HotSet& hot_set, std::vector<hot::Key> ow
   values_.clear();
   num_values_ = 0;
   for (hot::Key key : keys_) {
-    const int len = static_cast<int>(hot_set.keys()[hot_set.Find(key)].value_len);
+    const int len = static_cast<int>(hot_set.Lookup(key).value_len);
     offsets_.push_back(num_values_);
     lens_.push_back(len);
     num_values_ += static_cast<std::size_t>(len);

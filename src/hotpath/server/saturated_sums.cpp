@@ -17,7 +17,7 @@ std::uint64_t SumSaturatedExactly(const hot::HotSet& hot_set, int scale_bits,
                                   const std::vector<FallbackPush>& answers, CollectedEpoch* epoch) {
   std::unordered_map<hot::Key, std::vector<ExactSum>> sums;
   for (hot::Key key : epoch->saturated_keys) {
-    const std::uint32_t len = hot_set.keys()[hot_set.Find(key)].value_len;
+    const std::uint32_t len = hot_set.Lookup(key).value_len;
     sums.emplace(key, std::vector<ExactSum>(len, ExactSum(scale_bits)));
   }
   for (const FallbackPush& answer : answers) {

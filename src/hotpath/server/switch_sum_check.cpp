@@ -81,7 +81,7 @@ bool SwitchSumCheck::Check(CollectedEpoch* epoch, std::span<const hot::Key> from
       const std::span<const float> vals(answer.vals);
       std::size_t v = 0;
       for (const hot::Key key : answer.keys) {
-        const std::size_t len = hot_set_->keys()[hot_set_->Find(key)].value_len;
+        const std::size_t len = hot_set_->Lookup(key).value_len;
         found = SumCheck::Add(found, coefficients.KeyTerm(key, vals.subspan(v, len)));
         v += len;
       }

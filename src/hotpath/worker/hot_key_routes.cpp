@@ -26,8 +26,7 @@ std::vector<FallbackPush> HotKeyRoutes::SplitByServer(std::uint32_t epoch, std::
   }
   std::size_t offset = 0;
   for (hot::Key key : keys) {
-    const std::uint32_t index = hot_set_->Find(key);
-    const std::uint32_t len = hot_set_->keys()[index].value_len;
+    const auto [index, len] = hot_set_->Lookup(key);
     FallbackPush& push = pushes.at(owners_[index]);
     push.keys.push_back(key);
     push.vals.insert(push.vals.end(), vals.begin() + offset, vals.begin() + offset + len);
@@ -48,9 +47,8 @@ std::vector<HotKeyRoutes::Report> HotKeyRoutes::WrittenKeysOf(std::uint32_t epoc
   for (std::size_t i = 0; i < hot_keys.size(); ++i) {
     hot_set_->PrefetchAhead(hot_keys.data(), hot_keys.size(), i);
     const hot::Key key = hot_keys[i];
-    const std::uint32_t index = hot_set_->Find(key);
+    const auto [index, len] = hot_set_->Lookup(key);
     const std::uint32_t owner = owners_[index];
-    const std::uint32_t len = hot_set_->keys()[index].value_len;
     if (len > vals.size() - offset) {
       throw std::invalid_argument("written keys: fewer values than the keys' lengths");
     }

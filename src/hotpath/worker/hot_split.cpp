@@ -1,5 +1,9 @@
 #include "hotpath/worker/hot_split.h"
 
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
 namespace libra::hotpath {
 
 int ValuesOfKey(const ps::WorkerHotPath::Parts& push, std::size_t i) {
@@ -7,8 +11,12 @@ int ValuesOfKey(const ps::WorkerHotPath::Parts& push, std::size_t i) {
   return push.keys.empty() ? 0 : static_cast<int>(push.vals.size() / push.keys.size());
 }
 
-void SplitHotAndCold(const hot::HotSet& hot_set, const ps::WorkerHotPath::Parts& push,
-                     ps::WorkerHotPath::Parts* hot, ps::WorkerHotPath::Parts* cold) {
+namespace {
+
+// The split itself; entry_of(i) says what the hot set holds of key i.
+template <typename EntryOf>
+void Split(const ps::WorkerHotPath::Parts& push, EntryOf entry_of, ps::WorkerHotPath::Parts* hot,
+           ps::WorkerHotPath::Parts* cold) {
   // Either part may take every key: sized once (an SArray grows by copying).
   for (ps::WorkerHotPath::Parts* part : {hot, cold}) {
     part->keys.reserve(part->keys.size() + push.keys.size());
@@ -18,17 +26,60 @@ void SplitHotAndCold(const hot::HotSet& hot_set, const ps::WorkerHotPath::Parts&
   if (!push.lens.empty()) cold->lens.reserve(cold->lens.size() + push.keys.size());
   std::size_t offset = 0;
   for (std::size_t i = 0; i < push.keys.size(); ++i) {
-    hot_set.PrefetchAhead(push.keys.data(), push.keys.size(), i);
     const int len = ValuesOfKey(push, i);
-    const std::uint32_t index = hot_set.Find(push.keys[i]);
-    const bool is_hot = index != hot::HotSet::kCold &&
-                        hot_set.keys()[index].value_len == static_cast<std::uint32_t>(len);
+    const hot::HotSet::Entry entry = entry_of(i);
+    const bool is_hot =
+        entry.index != hot::HotSet::kCold && entry.value_len == static_cast<std::uint32_t>(len);
     ps::WorkerHotPath::Parts* to = is_hot ? hot : cold;
     to->keys.push_back(push.keys[i]);
     for (int j = 0; j < len; ++j) to->vals.push_back(push.vals[offset + j]);
     if (is_hot || !push.lens.empty()) to->lens.push_back(len);
     offset += static_cast<std::size_t>(len);
   }
+}
+
+}  // namespace
+
+void SplitHotAndCold(const hot::HotSet& hot_set, const ps::WorkerHotPath::Parts& push,
+                     ps::WorkerHotPath::Parts* hot, ps::WorkerHotPath::Parts* cold) {
+  Split(
+      push,
+      [&](std::size_t i) {
+        hot_set.PrefetchAhead(push.keys.data(), push.keys.size(), i);
+        return hot_set.Lookup(push.keys[i]);
+      },
+      hot, cold);
+}
+
+void SplitHotAndCold(std::span<const hot::HotSet::Entry> entries,
+                     const ps::WorkerHotPath::Parts& push, ps::WorkerHotPath::Parts* hot,
+                     ps::WorkerHotPath::Parts* cold) {
+  if (entries.size() != push.keys.size()) {
+    throw std::invalid_argument("hot split: " + std::to_string(entries.size()) + " entries for " +
+                                std::to_string(push.keys.size()) + " keys");
+  }
+  Split(
+      push, [&](std::size_t i) { return entries[i]; }, hot, cold);
+}
+
+std::span<const hot::HotSet::Entry> PulledKeys::Classify(const hot::HotSet& hot_set,
+                                                         std::span<const hot::Key> keys) {
+  hot_set_ = &hot_set;
+  keys_.assign(keys.begin(), keys.end());
+  entries_.resize(keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    hot_set.PrefetchAhead(keys.data(), keys.size(), i);
+    entries_[i] = hot_set.Lookup(keys[i]);
+  }
+  return entries_;
+}
+
+std::optional<std::span<const hot::HotSet::Entry>> PulledKeys::EntriesOf(
+    const hot::HotSet& hot_set, std::span<const hot::Key> keys) const {
+  if (&hot_set != hot_set_ || !std::equal(keys.begin(), keys.end(), keys_.begin(), keys_.end())) {
+    return std::nullopt;
+  }
+  return std::span<const hot::HotSet::Entry>(entries_);
 }
 
 }  // namespace libra::hotpath

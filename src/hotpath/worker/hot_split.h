@@ -5,6 +5,9 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
+#include <span>
+#include <vector>
 
 #include "hot/hot_set.h"
 #include "ps/internal/hot_path_hooks.h"
@@ -20,5 +23,36 @@ int ValuesOfKey(const ps::WorkerHotPath::Parts& push, std::size_t i);
 // them.
 void SplitHotAndCold(const hot::HotSet& hot_set, const ps::WorkerHotPath::Parts& push,
                      ps::WorkerHotPath::Parts* hot, ps::WorkerHotPath::Parts* cold);
+
+// The same with each key's hot-set entry given (entries[i] for push.keys[i],
+// as PulledKeys keeps them): no key is looked up. Throws
+// std::invalid_argument unless there is one entry per key.
+void SplitHotAndCold(std::span<const hot::HotSet::Entry> entries,
+                     const ps::WorkerHotPath::Parts& push, ps::WorkerHotPath::Parts* hot,
+                     ps::WorkerHotPath::Parts* cold);
+
+// What the hot set says of each key of a worker's last pull. A training
+// loop pushes the gradients of the keys it has just pulled (PS-lite's
+// pull, compute, push), so the push can split by these entries after one
+// comparison of the two key lists instead of a hash lookup per key, each a
+// likely cache miss in a table of tens of thousands of keys.
+class PulledKeys {
+ public:
+  // Looks up every key of `keys` in `hot_set` and keeps the keys and their
+  // entries (index kCold for a cold key) until the next call. The entries
+  // are valid until then.
+  std::span<const hot::HotSet::Entry> Classify(const hot::HotSet& hot_set,
+                                               std::span<const hot::Key> keys);
+
+  // The entries of `keys` if they are exactly the last classified keys,
+  // looked up in `hot_set`; nothing otherwise.
+  std::optional<std::span<const hot::HotSet::Entry>> EntriesOf(
+      const hot::HotSet& hot_set, std::span<const hot::Key> keys) const;
+
+ private:
+  const hot::HotSet* hot_set_ = nullptr;
+  std::vector<hot::Key> keys_;
+  std::vector<hot::HotSet::Entry> entries_;
+};
 
 }  // namespace libra::hotpath

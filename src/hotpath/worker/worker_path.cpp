@@ -161,7 +161,13 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     if (resume_ && epoch == resume_->first_epoch)
       StartSender(resume_->job_id, epoch, resume_->generation);
     Parts hot;
-    SplitHotAndCold(*hot_set_, all, &hot, cold);
+    const std::optional<std::span<const libra::hot::HotSet::Entry>> pulled = pulled_keys_.EntriesOf(
+        *hot_set_, std::span<const ps::Key>(all.keys.data(), all.keys.size()));
+    if (pulled) {
+      SplitHotAndCold(*pulled, all, &hot, cold);
+    } else {
+      SplitHotAndCold(*hot_set_, all, &hot, cold);
+    }
     if (epochs_hot_ == 0 && hot.keys.empty() && !all.keys.empty()) {
       // Said once: a hot set that holds none of the keys pushed is almost
       // always one made for other keys (another data set, or `libra profile
@@ -203,9 +209,10 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     ps::SArray<ps::Key> hot;
     hot.reserve(keys.size());
     cold_keys->reserve(cold_keys->size() + keys.size());
+    const std::span<const libra::hot::HotSet::Entry> entries =
+        pulled_keys_.Classify(*hot_set_, std::span<const ps::Key>(keys.data(), keys.size()));
     for (size_t i = 0; i < keys.size(); ++i) {
-      hot_set_->PrefetchAhead(keys.data(), keys.size(), i);
-      (hot_set_->IsHot(keys[i]) ? hot : *cold_keys).push_back(keys[i]);
+      (entries[i].index != libra::hot::HotSet::kCold ? hot : *cold_keys).push_back(keys[i]);
     }
     if (hot.empty()) return false;
     AddTask(Task{last_pushed_, {}, true, hot, std::move(done), generation_});
@@ -420,7 +427,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     kept.keys.assign(keys.begin(), keys.end());
     kept.vals.assign(vals.begin(), vals.end());
     for (ps::Key key : keys) {
-      kept.lens.push_back(static_cast<int>(hot_set_->keys()[hot_set_->Find(key)].value_len));
+      kept.lens.push_back(static_cast<int>(hot_set_->Lookup(key).value_len));
     }
     sent_to_servers_.Keep(std::move(kept));
   }
@@ -787,9 +794,10 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
   // The wait at the first hot epoch for the INSTALL.
   std::chrono::microseconds install_wait_{0};
   std::shared_ptr<const libra::hot::HotSet> hot_set_;  // null: the plain path
-  std::unique_ptr<const HotKeyRoutes> routes_;         // set with hot_set_
-  libra::hotpath::HotSenderOptions sender_options_;    // all but the job and the first epoch
-  std::optional<SumCheck> sum_check_;                  // keyed by the install
+  PulledKeys pulled_keys_;  // the last Pull's keys (under push_mu_), for a push of the same keys
+  std::unique_ptr<const HotKeyRoutes> routes_;       // set with hot_set_
+  libra::hotpath::HotSenderOptions sender_options_;  // all but the job and the first epoch
+  std::optional<SumCheck> sum_check_;                // keyed by the install
   // The switch's side: null while the switch is down (fallback_).
   std::shared_ptr<libra::hotpath::HotSender> sender_;
   uint32_t sender_first_epoch_ = 0;

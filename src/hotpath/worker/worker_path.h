@@ -2,7 +2,7 @@
 // ps::WorkerHotPath hook): sampling before the first hot epoch, the hot/cold
 // split of every push, fallback to the servers while the switch is down,
 // resuming, replica repair and WRITTEN_KEYS reports. Its parts, each in its
-// own file: KeySampler (sampling), SplitHotAndCold (hot_split.h),
+// own file: KeySampler (sampling), SplitHotAndCold and PulledKeys (hot_split.h),
 // HotKeyRoutes (which server owns a hot key), RetainedValues (for VALUES),
 // ReplicaLag (when to repair the whole replica), HotSender (the switch).
 // What stays here is the switch's incarnation: fallback and resume.
