@@ -160,6 +160,27 @@ TEST(HotPackets, BadPushesAreRefusedWithTheKeyNamed) {
   EXPECT_EQ(first, std::vector<std::uint32_t>{0});
 }
 
+TEST(HotPackets, APushLookedUpByItsCallerIsCheckedAsOneLookedUpHere) {
+  const HotSet set = MakeHotSet();
+  const std::vector<hot::Key> keys = {1001, 1000};  // 2 values, then 1
+  const std::vector<float> three = {1, 2, 3};
+  std::vector<HotSet::Entry> entries;
+  const std::vector<std::uint32_t> first = CheckHotValues(set, keys, three, {}, &entries);
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[0].value_len, 2u);
+  EXPECT_EQ(CheckHotValues(keys, entries, three, {}), first);
+  EXPECT_EQ(first, (std::vector<std::uint32_t>{0, 2}));
+  // A cold entry is named by its key; entries that do not match the keys
+  // in number are refused.
+  std::vector<HotSet::Entry> with_cold = entries;
+  with_cold[1] = HotSet::Entry{};
+  EXPECT_THAT([&] { CheckHotValues(keys, with_cold, three, {}); },
+              ::testing::ThrowsMessage<std::invalid_argument>(::testing::HasSubstr("1000")));
+  EXPECT_THROW(CheckHotValues(keys, std::span<const HotSet::Entry>(entries).first(1), three, {}),
+               std::invalid_argument);
+  EXPECT_THROW(CheckHotValues(keys, entries, std::vector<float>{1, 2}, {}), std::invalid_argument);
+}
+
 TEST(HotPackets, AnUpdateCarriesEveryValueOnceByRowInFullRowBlockPackets) {
   // 600 keys of 1-3 values over 8 arrays: several full UPDATE packets.
   std::vector<HotKey> hot_keys;
@@ -231,16 +252,16 @@ TEST(HotPackets, TheRowOrderQueuerQueuesAsTheSortDoes) {
       vals.resize(vals.size() + key.value_len, 1.0f);
     }
     std::shuffle(keys.begin(), keys.end(), rng);
-    std::vector<std::uint32_t> indices;
-    const auto first_value = CheckHotValues(*set, keys, vals, {}, &indices);
-    EXPECT_EQ(queuer.Queue(keys, indices, first_value), QueueHotCells(*set, keys, first_value))
+    std::vector<hot::HotSet::Entry> entries;
+    const auto first_value = CheckHotValues(*set, keys, vals, {}, &entries);
+    EXPECT_EQ(queuer.Queue(keys, entries, first_value), QueueHotCells(*set, keys, first_value))
         << round;
   }
   const std::vector<hot::Key> twice = {5000, 5007, 5000};
   const std::vector<float> vals(1 + 2 + 1, 1.0f);
-  std::vector<std::uint32_t> indices;
-  const auto first_value = CheckHotValues(*set, twice, vals, {}, &indices);
-  EXPECT_EQ(queuer.Queue(twice, indices, first_value), QueueHotCells(*set, twice, first_value));
+  std::vector<hot::HotSet::Entry> entries;
+  const auto first_value = CheckHotValues(*set, twice, vals, {}, &entries);
+  EXPECT_EQ(queuer.Queue(twice, entries, first_value), QueueHotCells(*set, twice, first_value));
 }
 
 }  // namespace

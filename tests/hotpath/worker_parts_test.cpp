@@ -131,6 +131,15 @@ TEST(HotSplit, APushOfThePulledKeysSplitsByThePullsEntriesAsByLookups) {
   EXPECT_TRUE(same(hot, hot_looked_up));
   EXPECT_TRUE(same(cold, cold_looked_up));
   EXPECT_EQ(hot.keys.size(), 3u);
+  // Each hot key's entry comes out with it, for the sender.
+  Parts hot_again, cold_again;
+  std::vector<hot::HotSet::Entry> hot_entries;
+  SplitHotAndCold(*kept, push, &hot_again, &cold_again, &hot_entries);
+  ASSERT_EQ(hot_entries.size(), 3u);
+  for (size_t i = 0; i < hot_entries.size(); ++i) {
+    EXPECT_EQ(hot_entries[i].index, hot_set->Find(hot_again.keys[i])) << i;
+    EXPECT_EQ(hot_entries[i].value_len, static_cast<uint32_t>(hot_again.lens[i])) << i;
+  }
 }
 
 TEST(HotSplit, OtherKeysOrAnotherHotSetAreLookedUpAgain) {
@@ -216,6 +225,21 @@ TEST(HotKeyRoutes, WrittenKeysNameEachServersKeysByTheirPositionThere) {
   EXPECT_NE(reports[0].keys.sum_term, 0u);
   EXPECT_THROW(routes.WrittenKeysOf(3, 1, keys, std::span<const float>(vals).first(2), check),
                std::invalid_argument);
+  // The same keys with the caller's lookups: the same reports.
+  std::vector<hot::HotSet::Entry> entries;
+  for (const hot::Key key : keys) entries.push_back(hot_set->Lookup(key));
+  const std::vector<HotKeyRoutes::Report> given =
+      routes.WrittenKeysOf(3, 1, keys, vals, check, entries);
+  ASSERT_EQ(given.size(), reports.size());
+  for (size_t s = 0; s < given.size(); ++s) {
+    EXPECT_EQ(given[s].has_keys, reports[s].has_keys) << s;
+    EXPECT_EQ(given[s].keys.key_set, reports[s].keys.key_set) << s;
+    EXPECT_EQ(given[s].keys.sum_term, reports[s].keys.sum_term) << s;
+  }
+  EXPECT_THROW(routes.WrittenKeysOf(3, 1, keys, vals, check,
+                                    std::span<const hot::HotSet::Entry>(entries).first(3)),
+               std::invalid_argument)
+      << "one entry short";
 }
 
 RetainedPush Kept(uint32_t epoch) {

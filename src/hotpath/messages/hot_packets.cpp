@@ -25,29 +25,42 @@ void CountingSortBy(std::vector<wire::CellValue>* cells, std::vector<wire::CellV
 std::vector<std::uint32_t> CheckHotValues(const hot::HotSet& hot_set,
                                           std::span<const hot::Key> keys,
                                           std::span<const float> vals, std::span<const int> lens,
-                                          std::vector<std::uint32_t>* indices) {
+                                          std::vector<hot::HotSet::Entry>* entries) {
+  std::vector<hot::HotSet::Entry> looked_up(keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    hot_set.PrefetchAhead(keys.data(), keys.size(), i);
+    looked_up[i] = hot_set.Lookup(keys[i]);
+  }
+  std::vector<std::uint32_t> first_value = CheckHotValues(keys, looked_up, vals, lens);
+  if (entries != nullptr) *entries = std::move(looked_up);
+  return first_value;
+}
+
+std::vector<std::uint32_t> CheckHotValues(std::span<const hot::Key> keys,
+                                          std::span<const hot::HotSet::Entry> entries,
+                                          std::span<const float> vals, std::span<const int> lens) {
   if (!lens.empty() && lens.size() != keys.size()) {
     throw std::invalid_argument("hot push: " + std::to_string(keys.size()) + " keys but " +
                                 std::to_string(lens.size()) + " lens");
   }
+  if (entries.size() != keys.size()) {
+    throw std::invalid_argument("hot push: " + std::to_string(keys.size()) + " keys but " +
+                                std::to_string(entries.size()) + " hot-set entries");
+  }
   std::vector<std::uint32_t> first_value(keys.size());
-  if (indices != nullptr) indices->resize(keys.size());
   std::uint64_t offset = 0;
   for (std::size_t i = 0; i < keys.size(); ++i) {
-    hot_set.PrefetchAhead(keys.data(), keys.size(), i);
-    const hot::HotSet::Entry entry = hot_set.Lookup(keys[i]);
-    if (entry.index == hot::HotSet::kCold) {
+    if (entries[i].index == hot::HotSet::kCold) {
       throw std::invalid_argument("hot push: key " + std::to_string(keys[i]) +
                                   " is not in the hot set");
     }
-    const std::uint32_t len = entry.value_len;
+    const std::uint32_t len = entries[i].value_len;
     if (!lens.empty() && (lens[i] < 0 || static_cast<std::uint32_t>(lens[i]) != len)) {
       throw std::invalid_argument("hot push: key " + std::to_string(keys[i]) + " has " +
                                   std::to_string(lens[i]) + " values, the hot set says " +
                                   std::to_string(len));
     }
     first_value[i] = static_cast<std::uint32_t>(offset);
-    if (indices != nullptr) (*indices)[i] = entry.index;
     offset += len;
   }
   if (offset != vals.size()) {
@@ -89,14 +102,14 @@ RowOrderQueuer::RowOrderQueuer(std::shared_ptr<const hot::HotSet> hot_set)
 }
 
 const CellQueues& RowOrderQueuer::Queue(std::span<const hot::Key> keys,
-                                        std::span<const std::uint32_t> indices,
+                                        std::span<const hot::HotSet::Entry> entries,
                                         std::span<const std::uint32_t> first_value) {
   const hot::SwitchLayout& layout = hot_set_->layout();
   const std::size_t words_per_array = (layout.cells_per_array + 63) / 64;
   std::fill(marked_.begin(), marked_.end(), 0);
   for (std::vector<std::uint64_t>& queue : queues_) queue.clear();
   for (std::size_t i = 0; i < keys.size(); ++i) {
-    const std::span<const hot::CellAddress> cells = hot_set_->CellsOf(indices[i]);
+    const std::span<const hot::CellAddress> cells = hot_set_->CellsOf(entries[i]);
     for (std::size_t v = 0; v < cells.size(); ++v) {
       const std::size_t word = cells[v].array * words_per_array + cells[v].index / 64;
       const std::uint64_t bit = std::uint64_t{1} << (cells[v].index % 64);

@@ -48,12 +48,19 @@ struct PackedValues {
 // first value in `vals`. Throws std::invalid_argument (naming the key) on a
 // cold key, a length that differs from the key's value_len, or a vals size
 // that does not match. Empty `lens` means every key has its value_len.
-// `indices`, if given, gets each key's index in the hot set (so that a
-// caller looks each key up once).
+// `entries`, if given, gets each key's hot-set entry (so that a caller
+// looks each key up once).
 std::vector<std::uint32_t> CheckHotValues(const hot::HotSet& hot_set,
                                           std::span<const hot::Key> keys,
                                           std::span<const float> vals, std::span<const int> lens,
-                                          std::vector<std::uint32_t>* indices = nullptr);
+                                          std::vector<hot::HotSet::Entry>* entries = nullptr);
+
+// The same for a caller that has looked the keys up already: `entries[i]`
+// is the hot set's Lookup of keys[i] (a kCold entry names the key in the
+// error). No key is looked up.
+std::vector<std::uint32_t> CheckHotValues(std::span<const hot::Key> keys,
+                                          std::span<const hot::HotSet::Entry> entries,
+                                          std::span<const float> vals, std::span<const int> lens);
 
 // Packs the values of hot `keys` (vals key after key, offsets from
 // CheckHotValues) layout-aware into packets with `header`'s fields and seq
@@ -86,10 +93,11 @@ class RowOrderQueuer {
   explicit RowOrderQueuer(std::shared_ptr<const hot::HotSet> hot_set);
 
   // The same queues as QueueHotCells(hot_set, keys, first_value), valid
-  // until the next call; `indices`: each key's index in the hot set (as
+  // until the next call; `entries`: each key's hot-set entry (as
   // CheckHotValues gives them). A key listed twice falls back to
   // QueueHotCells.
-  const CellQueues& Queue(std::span<const hot::Key> keys, std::span<const std::uint32_t> indices,
+  const CellQueues& Queue(std::span<const hot::Key> keys,
+                          std::span<const hot::HotSet::Entry> entries,
                           std::span<const std::uint32_t> first_value);
 
  private:

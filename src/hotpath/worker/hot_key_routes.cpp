@@ -35,19 +35,29 @@ std::vector<FallbackPush> HotKeyRoutes::SplitByServer(std::uint32_t epoch, std::
   return pushes;
 }
 
-std::vector<HotKeyRoutes::Report> HotKeyRoutes::WrittenKeysOf(std::uint32_t epoch,
-                                                              std::uint32_t worker,
-                                                              std::span<const hot::Key> hot_keys,
-                                                              std::span<const float> vals,
-                                                              const SumCheck& check) const {
+std::vector<HotKeyRoutes::Report> HotKeyRoutes::WrittenKeysOf(
+    std::uint32_t epoch, std::uint32_t worker, std::span<const hot::Key> hot_keys,
+    std::span<const float> vals, const SumCheck& check,
+    std::span<const hot::HotSet::Entry> entries) const {
+  if (!entries.empty() && entries.size() != hot_keys.size()) {
+    throw std::invalid_argument("written keys: " + std::to_string(entries.size()) +
+                                " hot-set entries for " + std::to_string(hot_keys.size()) +
+                                " keys");
+  }
   std::vector<std::vector<std::uint32_t>> positions(keys_of_server_.size());
   std::vector<std::uint64_t> terms(keys_of_server_.size(), 0);
   const SumCheck::Epoch coefficients = check.ForEpoch(epoch);
   std::size_t offset = 0;
   for (std::size_t i = 0; i < hot_keys.size(); ++i) {
-    hot_set_->PrefetchAhead(hot_keys.data(), hot_keys.size(), i);
     const hot::Key key = hot_keys[i];
-    const auto [index, len] = hot_set_->Lookup(key);
+    hot::HotSet::Entry entry;
+    if (entries.empty()) {
+      hot_set_->PrefetchAhead(hot_keys.data(), hot_keys.size(), i);
+      entry = hot_set_->Lookup(key);
+    } else {
+      entry = entries[i];
+    }
+    const auto [index, len] = entry;
     const std::uint32_t owner = owners_[index];
     if (len > vals.size() - offset) {
       throw std::invalid_argument("written keys: fewer values than the keys' lengths");

@@ -38,14 +38,16 @@ class HotKeyRoutes {
   // a server that owns none gets nothing, `has_keys` false), naming which of
   // its keys `hot_keys` holds, and with the term of their values `vals`
   // (the hot set's lengths, key after key) under `check`. Unsorted or
-  // repeated keys are allowed.
+  // repeated keys are allowed. `entries`, when not empty, is the hot set's
+  // Lookup of each key, as the caller's split found them.
   struct Report {
     bool has_keys = false;
     WrittenKeys keys;
   };
   std::vector<Report> WrittenKeysOf(std::uint32_t epoch, std::uint32_t worker,
                                     std::span<const hot::Key> hot_keys, std::span<const float> vals,
-                                    const SumCheck& check) const;
+                                    const SumCheck& check,
+                                    std::span<const hot::HotSet::Entry> entries = {}) const;
 
  private:
   std::shared_ptr<const hot::HotSet> hot_set_;

@@ -470,10 +470,9 @@ void HotSender::Impl::CheckGaps(Clock::time_point now) {
     }
     ++counters.replica_gaps;
     if (on_gap) {
-      loop.Notify([callback = on_gap, gap = ReplicaGap{epoch, replica.MissingKeys(epoch),
-                                                       replica.LostPackets(epoch)}] {
-        callback(gap);
-      });
+      loop.Notify(
+          [callback = on_gap, gap = ReplicaGap{epoch, replica.MissingKeys(epoch),
+                                               replica.LostPackets(epoch)}] { callback(gap); });
     }
     it = gap_deadlines.erase(it);
   }
@@ -521,12 +520,18 @@ void HotSender::OnSwitchUnresponsive(UnresponsiveCallback callback) {
 std::shared_future<HotPathStatus> HotSender::Push(std::uint32_t epoch,
                                                   std::span<const hot::Key> keys,
                                                   std::span<const float> vals,
-                                                  std::span<const int> lens) {
+                                                  std::span<const int> lens,
+                                                  std::span<const hot::HotSet::Entry> entries) {
   Impl& impl = *impl_;
-  const hot::HotSet& hot_set = *impl.hot_set;
-  std::vector<std::uint32_t> indices;  // each key looked up once
-  const std::vector<std::uint32_t> first_value =
-      CheckHotValues(hot_set, keys, vals, lens, &indices);
+  // Each key is looked up once: here, unless the caller's split did.
+  std::vector<hot::HotSet::Entry> looked_up;
+  std::vector<std::uint32_t> first_value;
+  if (entries.empty()) {
+    first_value = CheckHotValues(*impl.hot_set, keys, vals, lens, &looked_up);
+    entries = looked_up;
+  } else {
+    first_value = CheckHotValues(keys, entries, vals, lens);
+  }
   std::lock_guard push_lock(impl.push_mutex);
   {
     std::lock_guard lock(impl.mutex);
@@ -543,8 +548,9 @@ std::shared_future<HotPathStatus> HotSender::Push(std::uint32_t epoch,
   push.retained.epoch = epoch;
   push.retained.keys.assign(keys.begin(), keys.end());
   push.retained.vals.assign(vals.begin(), vals.end());
-  for (const std::uint32_t index : indices) {
-    push.retained.lens.push_back(static_cast<int>(hot_set.keys()[index].value_len));
+  push.retained.lens.reserve(entries.size());
+  for (const hot::HotSet::Entry& entry : entries) {
+    push.retained.lens.push_back(static_cast<int>(entry.value_len));
   }
   wire::Header header;
   header.type = wire::MessageType::kData;
@@ -552,7 +558,7 @@ std::shared_future<HotPathStatus> HotSender::Push(std::uint32_t epoch,
   header.node_id = impl.options.worker_id;
   header.epoch = epoch;
   push.packets =
-      PackQueuedCells(header, impl.queuer.Queue(keys, indices, first_value), vals).packets;
+      PackQueuedCells(header, impl.queuer.Queue(keys, entries, first_value), vals).packets;
   push.acked.assign(push.packets.size(), false);
   push.sent_at.assign(push.packets.size(), Clock::time_point{});
   push.resent.assign(push.packets.size(), false);
@@ -662,8 +668,8 @@ std::size_t HotSender::ApplyRepairPackets(std::span<const std::string> packets) 
   {
     std::lock_guard lock(impl_->mutex);
     for (const std::string& packet : packets) {
-      const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(packet.data()),
-                                                packet.size());
+      const std::span<const std::uint8_t> bytes(
+          reinterpret_cast<const std::uint8_t*>(packet.data()), packet.size());
       wire::Message message;
       if (wire::Decode(bytes, &message) != wire::DecodeError::kNone ||
           message.header.type != wire::MessageType::kUpdate ||

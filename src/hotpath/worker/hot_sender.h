@@ -167,10 +167,13 @@ class HotSender {
   // resolves kOk once the switch ACKed the FIN, kSwitchUnresponsive when it
   // stopped answering (this and every later push then fail at once), or
   // kShutdown. Throws std::invalid_argument on a cold key, a length mismatch
-  // or an epoch that is not the previous one plus 1.
+  // or an epoch that is not the previous one plus 1. `entries`, when not
+  // empty, is the hot set's Lookup of each key, as the caller's split found
+  // them (then no key is looked up again).
   std::shared_future<HotPathStatus> Push(std::uint32_t epoch, std::span<const hot::Key> keys,
                                          std::span<const float> vals,
-                                         std::span<const int> lens = {});
+                                         std::span<const int> lens = {},
+                                         std::span<const hot::HotSet::Entry> entries = {});
 
   // The epochs up to and including `epoch` are applied by the servers: their
   // values are dropped and their banks released. A complete replica of an

@@ -16,7 +16,7 @@ namespace {
 // The split itself; entry_of(i) says what the hot set holds of key i.
 template <typename EntryOf>
 void Split(const ps::WorkerHotPath::Parts& push, EntryOf entry_of, ps::WorkerHotPath::Parts* hot,
-           ps::WorkerHotPath::Parts* cold) {
+           ps::WorkerHotPath::Parts* cold, std::vector<hot::HotSet::Entry>* hot_entries) {
   // Either part may take every key: sized once (an SArray grows by copying).
   for (ps::WorkerHotPath::Parts* part : {hot, cold}) {
     part->keys.reserve(part->keys.size() + push.keys.size());
@@ -24,6 +24,7 @@ void Split(const ps::WorkerHotPath::Parts& push, EntryOf entry_of, ps::WorkerHot
   }
   hot->lens.reserve(hot->lens.size() + push.keys.size());
   if (!push.lens.empty()) cold->lens.reserve(cold->lens.size() + push.keys.size());
+  if (hot_entries != nullptr) hot_entries->reserve(hot_entries->size() + push.keys.size());
   std::size_t offset = 0;
   for (std::size_t i = 0; i < push.keys.size(); ++i) {
     const int len = ValuesOfKey(push, i);
@@ -34,6 +35,7 @@ void Split(const ps::WorkerHotPath::Parts& push, EntryOf entry_of, ps::WorkerHot
     to->keys.push_back(push.keys[i]);
     for (int j = 0; j < len; ++j) to->vals.push_back(push.vals[offset + j]);
     if (is_hot || !push.lens.empty()) to->lens.push_back(len);
+    if (is_hot && hot_entries != nullptr) hot_entries->push_back(entry);
     offset += static_cast<std::size_t>(len);
   }
 }
@@ -41,25 +43,26 @@ void Split(const ps::WorkerHotPath::Parts& push, EntryOf entry_of, ps::WorkerHot
 }  // namespace
 
 void SplitHotAndCold(const hot::HotSet& hot_set, const ps::WorkerHotPath::Parts& push,
-                     ps::WorkerHotPath::Parts* hot, ps::WorkerHotPath::Parts* cold) {
+                     ps::WorkerHotPath::Parts* hot, ps::WorkerHotPath::Parts* cold,
+                     std::vector<hot::HotSet::Entry>* hot_entries) {
   Split(
       push,
       [&](std::size_t i) {
         hot_set.PrefetchAhead(push.keys.data(), push.keys.size(), i);
         return hot_set.Lookup(push.keys[i]);
       },
-      hot, cold);
+      hot, cold, hot_entries);
 }
 
 void SplitHotAndCold(std::span<const hot::HotSet::Entry> entries,
                      const ps::WorkerHotPath::Parts& push, ps::WorkerHotPath::Parts* hot,
-                     ps::WorkerHotPath::Parts* cold) {
+                     ps::WorkerHotPath::Parts* cold, std::vector<hot::HotSet::Entry>* hot_entries) {
   if (entries.size() != push.keys.size()) {
     throw std::invalid_argument("hot split: " + std::to_string(entries.size()) + " entries for " +
                                 std::to_string(push.keys.size()) + " keys");
   }
   Split(
-      push, [&](std::size_t i) { return entries[i]; }, hot, cold);
+      push, [&](std::size_t i) { return entries[i]; }, hot, cold, hot_entries);
 }
 
 std::span<const hot::HotSet::Entry> PulledKeys::Classify(const hot::HotSet& hot_set,

@@ -20,16 +20,19 @@ int ValuesOfKey(const ps::WorkerHotPath::Parts& push, std::size_t i);
 
 // Appends each key of `push`, with its values, to `hot` or `cold`, in the
 // push's order. `hot` always gets lens; `cold` gets them when `push` had
-// them.
+// them. `hot_entries`, if given, gets the hot set's entry of each hot key
+// (so that the sender and the WRITTEN_KEYS look no key up again).
 void SplitHotAndCold(const hot::HotSet& hot_set, const ps::WorkerHotPath::Parts& push,
-                     ps::WorkerHotPath::Parts* hot, ps::WorkerHotPath::Parts* cold);
+                     ps::WorkerHotPath::Parts* hot, ps::WorkerHotPath::Parts* cold,
+                     std::vector<hot::HotSet::Entry>* hot_entries = nullptr);
 
 // The same with each key's hot-set entry given (entries[i] for push.keys[i],
 // as PulledKeys keeps them): no key is looked up. Throws
 // std::invalid_argument unless there is one entry per key.
 void SplitHotAndCold(std::span<const hot::HotSet::Entry> entries,
                      const ps::WorkerHotPath::Parts& push, ps::WorkerHotPath::Parts* hot,
-                     ps::WorkerHotPath::Parts* cold);
+                     ps::WorkerHotPath::Parts* cold,
+                     std::vector<hot::HotSet::Entry>* hot_entries = nullptr);
 
 // What the hot set says of each key of a worker's last pull. A training
 // loop pushes the gradients of the keys it has just pulled (PS-lite's

@@ -163,10 +163,11 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     Parts hot;
     const std::optional<std::span<const libra::hot::HotSet::Entry>> pulled = pulled_keys_.EntriesOf(
         *hot_set_, std::span<const ps::Key>(all.keys.data(), all.keys.size()));
+    std::vector<libra::hot::HotSet::Entry> hot_entries;  // each hot key's, for the sender
     if (pulled) {
-      SplitHotAndCold(*pulled, all, &hot, cold);
+      SplitHotAndCold(*pulled, all, &hot, cold, &hot_entries);
     } else {
-      SplitHotAndCold(*hot_set_, all, &hot, cold);
+      SplitHotAndCold(*hot_set_, all, &hot, cold, &hot_entries);
     }
     if (epochs_hot_ == 0 && hot.keys.empty() && !all.keys.empty()) {
       // Said once: a hot set that holds none of the keys pushed is almost
@@ -184,10 +185,11 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     cold_values_ += cold->vals.size();
     Task task{epoch, {}, pull_back, hot.keys, std::move(done), generation_};
     if (sender_) {
-      SendWrittenKeys(epoch, hot.keys, hot.vals);
-      task.sent = sender_->Push(epoch, std::span<const ps::Key>(hot.keys.data(), hot.keys.size()),
-                                std::span<const float>(hot.vals.data(), hot.vals.size()),
-                                std::span<const int>(hot.lens.data(), hot.lens.size()));
+      SendWrittenKeys(epoch, hot.keys, hot.vals, hot_entries);
+      task.sent =
+          sender_->Push(epoch, std::span<const ps::Key>(hot.keys.data(), hot.keys.size()),
+                        std::span<const float>(hot.vals.data(), hot.vals.size()),
+                        std::span<const int>(hot.lens.data(), hot.lens.size()), hot_entries);
     } else {
       SendToServers(epoch, hot.keys, hot.vals);
       ++epochs_to_servers_;
@@ -437,11 +439,12 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
   // term of their values that checks the switch's sums (sum_check.h); sent
   // before the values, so it is ahead of the cold ones.
   void SendWrittenKeys(uint32_t epoch, const ps::SArray<ps::Key>& hot_keys,
-                       const ps::SArray<float>& hot_vals) {
+                       const ps::SArray<float>& hot_vals,
+                       std::span<const libra::hot::HotSet::Entry> entries) {
     const std::vector<HotKeyRoutes::Report> reports = routes_->WrittenKeysOf(
         epoch, sender_options_.worker_id,
         std::span<const ps::Key>(hot_keys.data(), hot_keys.size()),
-        std::span<const float>(hot_vals.data(), hot_vals.size()), *sum_check_);
+        std::span<const float>(hot_vals.data(), hot_vals.size()), *sum_check_, entries);
     for (size_t s = 0; s < reports.size(); ++s) {
       if (reports[s].has_keys) node_->SendWrittenKeys(static_cast<int>(s), reports[s].keys);
     }
