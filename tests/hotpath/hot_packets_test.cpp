@@ -231,6 +231,19 @@ TEST(HotPackets, AnUpdateCarriesEveryValueOnceByRowInFullRowBlockPackets) {
   }
   EXPECT_EQ(seen, expected);
   EXPECT_TRUE(PackUpdate(set, header, {}, {}, {}).empty());
+  // With the keys' entries given, as the server's publish has them: the
+  // same packets, byte for byte.
+  std::vector<HotSet::Entry> entries;
+  const auto first_value = CheckHotValues(set, keys, vals, {}, &entries);
+  const std::vector<EncodedPacket> given =
+      PackUpdate(set, header, keys, first_value, vals, entries);
+  ASSERT_EQ(given.size(), packets.size());
+  for (std::size_t k = 0; k < packets.size(); ++k) {
+    EXPECT_TRUE(std::ranges::equal(given[k].view(), packets[k].view())) << k;
+  }
+  EXPECT_THROW(PackUpdate(set, header, keys, first_value, vals,
+                          std::span<const HotSet::Entry>(entries).first(1)),
+               std::invalid_argument);
 }
 
 // A sender queues its pushes without sorting; the queues are the sorted ones

@@ -3,9 +3,13 @@
 // REPAIRs, and the exact sums of saturated keys.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
+#include <map>
+#include <random>
 #include <vector>
 
+#include "hot/placement.h"
 #include "hotpath/server/published_values.h"
 #include "hotpath/server/saturated_sums.h"
 #include "hotpath/small_hot_set.h"
@@ -55,6 +59,52 @@ TEST(PublishedValues, AnEpochUpdatesOnlyItsKeysAndARepairGetsTheOwnedOnes) {
   EXPECT_EQ(published.IndexOf(31), 3u);
   published.Clear();
   EXPECT_FALSE(published.current()) << "a failed publish makes the next epoch publish all";
+}
+
+TEST(PublishedValues, UpdatesInAnyOrderLandOnTheirKeys) {
+  // 900 hot keys of 1-3 values; the server owns every third. Epochs change
+  // ascending runs (as the collector gives them), shuffled ones, and keys
+  // it does not own; a plain map of what each key should hold checks all.
+  std::vector<hot::HotKey> hot_keys;
+  for (std::uint32_t k = 0; k < 900; ++k) hot_keys.push_back({100 + 7 * k, 1 + k % 3, 1000u - k});
+  const hot::HotSet set =
+      hot::PlaceHotSet(hot_keys, hot::SwitchLayout{8, 512, 2}, hot::HeatPlacement());
+  std::vector<hot::Key> owned;
+  for (std::size_t k = 0; k < hot_keys.size(); k += 3) owned.push_back(hot_keys[k].key);
+  PublishedValues published;
+  published.Reset(set, owned);
+  ASSERT_TRUE(published.SetAll(std::vector<float>(published.num_values(), 0.0f)));
+  std::map<hot::Key, std::vector<float>> expected;
+  for (const hot::Key key : owned) expected[key].assign(set.Lookup(key).value_len, 0.0f);
+  std::mt19937 rng(5);
+  float next = 1;
+  for (int round = 0; round < 60; ++round) {
+    std::vector<hot::Key> keys;
+    const unsigned keep = 1 + rng() % 40;  // sparse to dense epochs
+    for (const hot::HotKey& key : hot_keys) {
+      if (rng() % keep == 0) keys.push_back(key.key);
+    }
+    if (keys.empty()) continue;
+    if (round % 3 == 1) std::shuffle(keys.begin(), keys.end(), rng);
+    if (round % 3 == 2) std::reverse(keys.begin(), keys.end());
+    std::vector<int> lens;
+    std::vector<float> vals;
+    for (const hot::Key key : keys) {
+      lens.push_back(static_cast<int>(set.Lookup(key).value_len));
+      std::vector<float> of_key;
+      for (int v = 0; v < lens.back(); ++v) of_key.push_back(next++);
+      vals.insert(vals.end(), of_key.begin(), of_key.end());
+      if (expected.count(key) != 0) expected[key] = of_key;
+    }
+    published.Update(keys, lens, vals);
+    Repair answer;
+    published.Fill(owned, &answer);
+    ASSERT_EQ(answer.keys, owned) << round;
+    std::vector<float> want;
+    for (const hot::Key key : owned)
+      want.insert(want.end(), expected[key].begin(), expected[key].end());
+    ASSERT_EQ(answer.vals, want) << round;
+  }
 }
 
 CollectedEpoch SaturatedEpoch() {

@@ -180,11 +180,17 @@ PackedValues PackHotValues(const hot::HotSet& hot_set, const wire::Header& heade
 std::vector<EncodedPacket> PackUpdate(const hot::HotSet& hot_set, const wire::Header& header,
                                       std::span<const hot::Key> keys,
                                       std::span<const std::uint32_t> first_value,
-                                      std::span<const float> vals) {
+                                      std::span<const float> vals,
+                                      std::span<const hot::HotSet::Entry> entries) {
+  if (!entries.empty() && entries.size() != keys.size()) {
+    throw std::invalid_argument("hot update: " + std::to_string(keys.size()) + " keys but " +
+                                std::to_string(entries.size()) + " hot-set entries");
+  }
   std::vector<wire::CellValue> cells;
   cells.reserve(vals.size());
   for (std::size_t i = 0; i < keys.size(); ++i) {
-    const std::span<const hot::CellAddress> addresses = hot_set.CellsOf(hot_set.Lookup(keys[i]));
+    const std::span<const hot::CellAddress> addresses =
+        hot_set.CellsOf(entries.empty() ? hot_set.Lookup(keys[i]) : entries[i]);
     for (std::size_t v = 0; v < addresses.size(); ++v) {
       cells.push_back(wire::CellValue{addresses[v].array, addresses[v].index,
                                       std::bit_cast<std::uint32_t>(vals[first_value[i] + v])});

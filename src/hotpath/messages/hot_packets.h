@@ -117,10 +117,12 @@ PackedValues PackQueuedCells(const wire::Header& header, const CellQueues& queue
 // The values of hot `keys` (offsets from CheckHotValues) as UPDATE packets
 // with `header`'s fields and seq = packet number from 0: their cells sorted
 // by row, each packet as full as kMaxMessageBytes allows. Empty keys: no
-// packets.
+// packets. `entries`, when not empty, is each key's hot-set entry (as
+// CheckHotValues gives them; no key is then looked up again).
 std::vector<EncodedPacket> PackUpdate(const hot::HotSet& hot_set, const wire::Header& header,
                                       std::span<const hot::Key> keys,
                                       std::span<const std::uint32_t> first_value,
-                                      std::span<const float> vals);
+                                      std::span<const float> vals,
+                                      std::span<const hot::HotSet::Entry> entries = {});
 
 }  // namespace libra::hotpath

@@ -738,7 +738,9 @@ std::uint32_t HotCollector::update_window() const { return impl_->update_window;
 void HotCollector::PublishUpdate(std::uint32_t epoch, std::span<const hot::Key> keys,
                                  std::span<const float> vals) {
   Impl& impl = *impl_;
-  const std::vector<std::uint32_t> first_value = CheckHotValues(*impl.hot_set, keys, vals, {});
+  std::vector<hot::HotSet::Entry> entries;  // each key looked up once
+  const std::vector<std::uint32_t> first_value =
+      CheckHotValues(*impl.hot_set, keys, vals, {}, &entries);
   std::vector<hot::Key> sorted(keys.begin(), keys.end());
   std::sort(sorted.begin(), sorted.end());
   const bool unique = std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end();
@@ -754,7 +756,8 @@ void HotCollector::PublishUpdate(std::uint32_t epoch, std::span<const hot::Key> 
   header.job_id = impl.options.job_id;
   header.node_id = impl.options.server_id;
   header.epoch = epoch;
-  std::vector<EncodedPacket> packets = PackUpdate(*impl.hot_set, header, keys, first_value, vals);
+  std::vector<EncodedPacket> packets =
+      PackUpdate(*impl.hot_set, header, keys, first_value, vals, entries);
   if (packets.empty()) {
     // Nothing changed: one empty UPDATE still tells the workers the epoch is done.
     EncodedPacket empty;

@@ -27,8 +27,9 @@ bool PublishedValues::SetAll(std::span<const float> values) {
 void PublishedValues::Update(std::span<const hot::Key> keys, std::span<const int> lens,
                              std::span<const float> values) {
   std::size_t from = 0;
+  std::size_t search_from = 0;
   for (std::size_t i = 0; i < keys.size(); ++i) {
-    const std::size_t at = IndexOf(keys[i]);
+    const std::size_t at = IndexFrom(keys[i], &search_from);
     const std::size_t len = static_cast<std::size_t>(lens[i]);
     if (at < keys_.size() && current() && len == static_cast<std::size_t>(lens_[at]) &&
         from + len <= values.size()) {
@@ -47,6 +48,26 @@ void PublishedValues::Fill(std::span<const hot::Key> keys, Repair* answer) const
     const auto first = values_.begin() + offsets_[i];
     answer->vals.insert(answer->vals.end(), first, first + lens_[i]);
   }
+}
+
+std::size_t PublishedValues::IndexFrom(hot::Key key, std::size_t* from) const {
+  std::size_t low = 0;
+  std::size_t high = keys_.size();
+  if (*from < keys_.size() && keys_[*from] <= key) {
+    // The key is at *from or after: step ahead until a key not below it
+    // bounds the range (keys_[low] < key once a step was taken).
+    low = *from;
+    high = low;
+    for (std::size_t step = 1, probe = low; probe < keys_.size() && keys_[probe] < key; step *= 2) {
+      low = probe;
+      probe += step;
+      high = std::min(probe, keys_.size());
+    }
+  }
+  const auto at = std::lower_bound(keys_.begin() + static_cast<std::ptrdiff_t>(low),
+                                   keys_.begin() + static_cast<std::ptrdiff_t>(high), key);
+  *from = static_cast<std::size_t>(at - keys_.begin());
+  return at != keys_.end() && *at == key ? *from : keys_.size();
 }
 
 std::size_t PublishedValues::IndexOf(hot::Key key) const {
