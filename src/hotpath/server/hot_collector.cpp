@@ -88,6 +88,13 @@ struct HotCollector::Impl final : EngineHandler {
     collect_header.job_id = options.job_id;
     collect_header.node_id = options.server_id;
     owned_cells = QueueHotCells(*hot_set, owned_keys, first_value);
+    owned_cell_keys.resize(owned_cells.size());
+    for (std::size_t j = 0; j < owned_cells.size(); ++j) {
+      for (const std::uint64_t cell : owned_cells[j]) {
+        owned_cell_keys[j].push_back(
+            static_cast<std::uint32_t>(key_of_value[static_cast<std::uint32_t>(cell)]));
+      }
+    }
     if (options.collect_by_row) by_row = PlanRows(collect_header);
     if (!by_row) full_plan = PackQueuedCells(collect_header, owned_cells, {});
     if (full_plan.packets.size() >= kCollectPollPacket) {
@@ -124,6 +131,8 @@ struct HotCollector::Impl final : EngineHandler {
   void DetectLosses(Clock::time_point now, net::SendQueue& out);
   void Start(net::SendQueue& out);
   void Finish(HotPathStatus status);
+  // Appends owned key i, its length and its collected values to `epoch`.
+  void AddWrittenKey(std::size_t i, CollectedEpoch* epoch) const;
 
   std::uint32_t plan_packets() const { return static_cast<std::uint32_t>(plan->packets.size()); }
   bool plan_by_row() const { return by_row && plan == &full_plan; }
@@ -163,6 +172,9 @@ struct HotCollector::Impl final : EngineHandler {
   // cells queued once, so that an epoch sorts nothing). When not
   // collecting, the full plan.
   CellQueues owned_cells;
+  // The owned key (its position in owned_keys) of each entry of owned_cells,
+  // in the same order, so that an epoch's plan reads both in sequence.
+  std::vector<std::vector<std::uint32_t>> owned_cell_keys;
   CellQueues written_cells;
   PackedValues epoch_plan;
   PackedValues* plan = &full_plan;
@@ -192,7 +204,9 @@ struct HotCollector::Impl final : EngineHandler {
   std::uint32_t next_to_send = 0;
   std::uint32_t answered_count = 0;
   std::vector<float> vals;
-  std::vector<bool> key_written;  // some cell of the key was written in the epoch
+  // Bit i: some cell of owned key i was written in the epoch. A bitmap of
+  // words, so that Finish visits the written keys only, not every owned one.
+  std::vector<std::uint64_t> key_written;
   std::vector<bool> key_saturated;
   const EngineClock& clock;  // the timers' time (HotCollectorOptions::clock)
   Clock::time_point last_poll;
@@ -302,10 +316,8 @@ void HotCollector::Impl::PlanWrittenKeys(std::span<const std::uint8_t> written) 
   written_cells.resize(owned_cells.size());
   for (std::size_t j = 0; j < owned_cells.size(); ++j) {
     written_cells[j].clear();
-    for (const std::uint64_t cell : owned_cells[j]) {
-      if (KeyBit(written, key_of_value[static_cast<std::uint32_t>(cell)])) {
-        written_cells[j].push_back(cell);
-      }
+    for (std::size_t n = 0; n < owned_cells[j].size(); ++n) {
+      if (KeyBit(written, owned_cell_keys[j][n])) written_cells[j].push_back(owned_cells[j][n]);
     }
   }
   epoch_plan = PackQueuedCells(collect_header, written_cells, {});
@@ -518,7 +530,8 @@ void HotCollector::Impl::HandleResult(const wire::Message& result) {
     const wire::Slot& slot = result.slots[i];
     const std::uint32_t position = plan->value_of_slot[std::size_t{k} * num_arrays + slot.index];
     vals[position] = std::bit_cast<float>(slot.value);
-    key_written[key_of_value[position]] = true;
+    const std::size_t key = key_of_value[position];
+    key_written[key / 64] |= std::uint64_t{1} << (key % 64);
     ++counters.written_values;
     if (slot.saturated) {
       key_saturated[key_of_value[position]] = true;
@@ -565,7 +578,7 @@ void HotCollector::Impl::Start(net::SendQueue& out) {
   next_to_send = 0;
   answered_count = 0;
   vals.assign(num_values, 0.0f);
-  key_written.assign(owned_keys.size(), false);
+  key_written.assign((owned_keys.size() + 63) / 64, 0);
   key_saturated.assign(owned_keys.size(), false);
   ready_since.reset();
   // No worker wrote any of this server's keys.
@@ -590,6 +603,14 @@ Clock::duration HotCollector::Impl::PollInterval() const {
                                    std::max<Clock::duration>(kShortest, 4 * retry.smoothed_rtt()));
 }
 
+void HotCollector::Impl::AddWrittenKey(std::size_t i, CollectedEpoch* epoch) const {
+  epoch->keys.push_back(owned_keys[i]);
+  epoch->lens.push_back(lens[i]);
+  const auto first = vals.begin() + first_value[i];
+  epoch->vals.insert(epoch->vals.end(), first, first + lens[i]);
+  if (key_saturated[i]) epoch->saturated_keys.push_back(owned_keys[i]);
+}
+
 void HotCollector::Impl::Finish(HotPathStatus status) {
   CollectedEpoch epoch;
   epoch.epoch = next_epoch;
@@ -597,13 +618,10 @@ void HotCollector::Impl::Finish(HotPathStatus status) {
   epoch.num_merged = options.num_workers;
   epoch.from_switch = true;
   if (status == HotPathStatus::kOk) {
-    for (std::size_t i = 0; i < owned_keys.size(); ++i) {
-      if (!key_written[i]) continue;
-      epoch.keys.push_back(owned_keys[i]);
-      epoch.lens.push_back(lens[i]);
-      const auto first = vals.begin() + first_value[i];
-      epoch.vals.insert(epoch.vals.end(), first, first + lens[i]);
-      if (key_saturated[i]) epoch.saturated_keys.push_back(owned_keys[i]);
+    for (std::size_t w = 0; w < key_written.size(); ++w) {
+      for (std::uint64_t bits = key_written[w]; bits != 0; bits &= bits - 1) {
+        AddWrittenKey(w * 64 + static_cast<std::size_t>(std::countr_zero(bits)), &epoch);
+      }
     }
     ++counters.epochs_collected;
   } else {
