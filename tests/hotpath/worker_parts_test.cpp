@@ -156,6 +156,13 @@ TEST(HotSplit, OtherKeysOrAnotherHotSetAreLookedUpAgain) {
   EXPECT_FALSE(pulled.EntriesOf(*other_set, pulled_keys).has_value()) << "another hot set";
   PulledKeys never_pulled;
   EXPECT_FALSE(never_pulled.EntriesOf(*hot_set, pulled_keys).has_value());
+  // A pull too large to keep is classified all the same, and not kept.
+  std::vector<hot::Key> huge(PulledKeys::kMostKeysKept + 1, 10);
+  PulledKeys large;
+  const auto huge_entries = large.Classify(*hot_set, huge);
+  ASSERT_EQ(huge_entries.size(), huge.size());
+  EXPECT_EQ(huge_entries.back().index, hot_set->Find(10));
+  EXPECT_FALSE(large.EntriesOf(*hot_set, huge).has_value());
   // Entries of another length than the push's keys are refused.
   const Parts push = PushOf({10, 30}, {1, 1});
   Parts hot, cold;

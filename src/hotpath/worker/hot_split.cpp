@@ -67,8 +67,13 @@ void SplitHotAndCold(std::span<const hot::HotSet::Entry> entries,
 
 std::span<const hot::HotSet::Entry> PulledKeys::Classify(const hot::HotSet& hot_set,
                                                          std::span<const hot::Key> keys) {
-  hot_set_ = &hot_set;
-  keys_.assign(keys.begin(), keys.end());
+  if (keys.size() <= kMostKeysKept) {
+    hot_set_ = &hot_set;
+    keys_.assign(keys.begin(), keys.end());
+  } else {
+    hot_set_ = nullptr;
+    keys_ = {};
+  }
   entries_.resize(keys.size());
   for (std::size_t i = 0; i < keys.size(); ++i) {
     hot_set.PrefetchAhead(keys.data(), keys.size(), i);
