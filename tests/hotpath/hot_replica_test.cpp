@@ -195,6 +195,8 @@ TEST(HotReplica, ValuesOfFreeCellsAreCountedNotStored) {
   EXPECT_EQ(replica.Apply(Replica(0, 1, 0), free_cells).unknown, 2u);
   const std::vector<wire::CellValue> too_wide = {{2, 0, 0}};  // there is no array 2
   EXPECT_EQ(replica.Apply(Replica(0, 1, 1), too_wide).unknown, 1u);
+  const std::vector<wire::CellValue> too_deep = {{0, 4, 0}, {1, 99, 0}};  // nor row 4 or 99
+  EXPECT_EQ(replica.Apply(Replica(0, 1, 2), too_deep).unknown, 2u);
   EXPECT_THROW(replica.ApplyKeys(1, std::vector<hot::Key>{99}, std::vector<float>{1}),
                std::invalid_argument);
   EXPECT_THROW(replica.ApplyKeys(1, std::vector<hot::Key>{2}, std::vector<float>{1}),

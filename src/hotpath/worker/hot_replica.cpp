@@ -144,11 +144,10 @@ HotReplica::ApplyResult HotReplica::ApplyKeys(std::uint32_t epoch, std::span<con
   std::vector<std::uint64_t> keys_given(servers_.size(), 0);
   std::vector<bool> given(hot_set_.size(), false);
   for (const hot::Key key : keys) {
-    const std::uint32_t index = hot_set_.Find(key);
+    const auto [index, len] = hot_set_.Lookup(key);
     if (index == hot::HotSet::kCold) {
       throw std::invalid_argument("replica: key " + std::to_string(key) + " is not hot");
     }
-    const std::uint32_t len = hot_set_.keys()[index].value_len;
     if (position + len > vals.size()) {
       throw std::invalid_argument("replica: fewer values than the keys take");
     }
@@ -212,10 +211,10 @@ bool HotReplica::Reached(std::span<const hot::Key> keys, std::optional<std::uint
 void HotReplica::Read(std::span<const hot::Key> keys, std::vector<float>* vals,
                       std::vector<int>* lens) const {
   for (const hot::Key key : keys) {
-    const std::uint32_t index = hot_set_.Find(key);
-    vals->insert(vals->end(), values_.begin() + static_cast<std::ptrdiff_t>(first_value_[index]),
-                 values_.begin() + static_cast<std::ptrdiff_t>(first_value_[index + 1]));
-    if (lens != nullptr) lens->push_back(static_cast<int>(hot_set_.keys()[index].value_len));
+    const auto [index, len] = hot_set_.Lookup(key);
+    const auto first = values_.begin() + static_cast<std::ptrdiff_t>(first_value_[index]);
+    vals->insert(vals->end(), first, first + len);
+    if (lens != nullptr) lens->push_back(static_cast<int>(len));
   }
 }
 
