@@ -107,6 +107,16 @@ class HotSet {
     const Entry* entry = index_.Find(key);
     return entry != nullptr ? *entry : Entry{};
   }
+  // The Lookup of every key of `keys`, in order, each slot fetched a few
+  // keys ahead (PrefetchAhead).
+  std::vector<Entry> LookupAll(std::span<const Key> keys) const {
+    std::vector<Entry> entries(keys.size());
+    for (size_t i = 0; i < keys.size(); ++i) {
+      PrefetchAhead(keys.data(), keys.size(), i);
+      entries[i] = Lookup(keys[i]);
+    }
+    return entries;
+  }
   // The key's index in keys(), or kCold.
   uint32_t Find(Key key) const { return Lookup(key).index; }
   bool IsHot(Key key) const { return Find(key) != kCold; }

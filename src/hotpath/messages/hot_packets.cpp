@@ -26,11 +26,7 @@ std::vector<std::uint32_t> CheckHotValues(const hot::HotSet& hot_set,
                                           std::span<const hot::Key> keys,
                                           std::span<const float> vals, std::span<const int> lens,
                                           std::vector<hot::HotSet::Entry>* entries) {
-  std::vector<hot::HotSet::Entry> looked_up(keys.size());
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    hot_set.PrefetchAhead(keys.data(), keys.size(), i);
-    looked_up[i] = hot_set.Lookup(keys[i]);
-  }
+  std::vector<hot::HotSet::Entry> looked_up = hot_set.LookupAll(keys);
   std::vector<std::uint32_t> first_value = CheckHotValues(keys, looked_up, vals, lens);
   if (entries != nullptr) *entries = std::move(looked_up);
   return first_value;
@@ -186,11 +182,15 @@ std::vector<EncodedPacket> PackUpdate(const hot::HotSet& hot_set, const wire::He
     throw std::invalid_argument("hot update: " + std::to_string(keys.size()) + " keys but " +
                                 std::to_string(entries.size()) + " hot-set entries");
   }
+  std::vector<hot::HotSet::Entry> looked_up;
+  if (entries.empty()) {
+    looked_up = hot_set.LookupAll(keys);
+    entries = looked_up;
+  }
   std::vector<wire::CellValue> cells;
   cells.reserve(vals.size());
   for (std::size_t i = 0; i < keys.size(); ++i) {
-    const std::span<const hot::CellAddress> addresses =
-        hot_set.CellsOf(entries.empty() ? hot_set.Lookup(keys[i]) : entries[i]);
+    const std::span<const hot::CellAddress> addresses = hot_set.CellsOf(entries[i]);
     for (std::size_t v = 0; v < addresses.size(); ++v) {
       cells.push_back(wire::CellValue{addresses[v].array, addresses[v].index,
                                       std::bit_cast<std::uint32_t>(vals[first_value[i] + v])});

@@ -44,20 +44,18 @@ std::vector<HotKeyRoutes::Report> HotKeyRoutes::WrittenKeysOf(
                                 " hot-set entries for " + std::to_string(hot_keys.size()) +
                                 " keys");
   }
+  std::vector<hot::HotSet::Entry> looked_up;
+  if (entries.empty()) {
+    looked_up = hot_set_->LookupAll(hot_keys);
+    entries = looked_up;
+  }
   std::vector<std::vector<std::uint32_t>> positions(keys_of_server_.size());
   std::vector<std::uint64_t> terms(keys_of_server_.size(), 0);
   const SumCheck::Epoch coefficients = check.ForEpoch(epoch);
   std::size_t offset = 0;
   for (std::size_t i = 0; i < hot_keys.size(); ++i) {
     const hot::Key key = hot_keys[i];
-    hot::HotSet::Entry entry;
-    if (entries.empty()) {
-      hot_set_->PrefetchAhead(hot_keys.data(), hot_keys.size(), i);
-      entry = hot_set_->Lookup(key);
-    } else {
-      entry = entries[i];
-    }
-    const auto [index, len] = entry;
+    const auto [index, len] = entries[i];
     const std::uint32_t owner = owners_[index];
     if (len > vals.size() - offset) {
       throw std::invalid_argument("written keys: fewer values than the keys' lengths");

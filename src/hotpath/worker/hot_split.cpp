@@ -11,12 +11,20 @@ int ValuesOfKey(const ps::WorkerHotPath::Parts& push, std::size_t i) {
   return push.keys.empty() ? 0 : static_cast<int>(push.vals.size() / push.keys.size());
 }
 
-namespace {
+void SplitHotAndCold(const hot::HotSet& hot_set, const ps::WorkerHotPath::Parts& push,
+                     ps::WorkerHotPath::Parts* hot, ps::WorkerHotPath::Parts* cold,
+                     std::vector<hot::HotSet::Entry>* hot_entries) {
+  SplitHotAndCold(hot_set.LookupAll(std::span<const hot::Key>(push.keys.data(), push.keys.size())),
+                  push, hot, cold, hot_entries);
+}
 
-// The split itself; entry_of(i) says what the hot set holds of key i.
-template <typename EntryOf>
-void Split(const ps::WorkerHotPath::Parts& push, EntryOf entry_of, ps::WorkerHotPath::Parts* hot,
-           ps::WorkerHotPath::Parts* cold, std::vector<hot::HotSet::Entry>* hot_entries) {
+void SplitHotAndCold(std::span<const hot::HotSet::Entry> entries,
+                     const ps::WorkerHotPath::Parts& push, ps::WorkerHotPath::Parts* hot,
+                     ps::WorkerHotPath::Parts* cold, std::vector<hot::HotSet::Entry>* hot_entries) {
+  if (entries.size() != push.keys.size()) {
+    throw std::invalid_argument("hot split: " + std::to_string(entries.size()) + " entries for " +
+                                std::to_string(push.keys.size()) + " keys");
+  }
   // Either part may take every key: sized once (an SArray grows by copying).
   for (ps::WorkerHotPath::Parts* part : {hot, cold}) {
     part->keys.reserve(part->keys.size() + push.keys.size());
@@ -28,7 +36,7 @@ void Split(const ps::WorkerHotPath::Parts& push, EntryOf entry_of, ps::WorkerHot
   std::size_t offset = 0;
   for (std::size_t i = 0; i < push.keys.size(); ++i) {
     const int len = ValuesOfKey(push, i);
-    const hot::HotSet::Entry entry = entry_of(i);
+    const hot::HotSet::Entry entry = entries[i];
     const bool is_hot =
         entry.index != hot::HotSet::kCold && entry.value_len == static_cast<std::uint32_t>(len);
     ps::WorkerHotPath::Parts* to = is_hot ? hot : cold;
@@ -40,31 +48,6 @@ void Split(const ps::WorkerHotPath::Parts& push, EntryOf entry_of, ps::WorkerHot
   }
 }
 
-}  // namespace
-
-void SplitHotAndCold(const hot::HotSet& hot_set, const ps::WorkerHotPath::Parts& push,
-                     ps::WorkerHotPath::Parts* hot, ps::WorkerHotPath::Parts* cold,
-                     std::vector<hot::HotSet::Entry>* hot_entries) {
-  Split(
-      push,
-      [&](std::size_t i) {
-        hot_set.PrefetchAhead(push.keys.data(), push.keys.size(), i);
-        return hot_set.Lookup(push.keys[i]);
-      },
-      hot, cold, hot_entries);
-}
-
-void SplitHotAndCold(std::span<const hot::HotSet::Entry> entries,
-                     const ps::WorkerHotPath::Parts& push, ps::WorkerHotPath::Parts* hot,
-                     ps::WorkerHotPath::Parts* cold, std::vector<hot::HotSet::Entry>* hot_entries) {
-  if (entries.size() != push.keys.size()) {
-    throw std::invalid_argument("hot split: " + std::to_string(entries.size()) + " entries for " +
-                                std::to_string(push.keys.size()) + " keys");
-  }
-  Split(
-      push, [&](std::size_t i) { return entries[i]; }, hot, cold, hot_entries);
-}
-
 std::span<const hot::HotSet::Entry> PulledKeys::Classify(const hot::HotSet& hot_set,
                                                          std::span<const hot::Key> keys) {
   if (keys.size() <= kMostKeysKept) {
@@ -74,11 +57,7 @@ std::span<const hot::HotSet::Entry> PulledKeys::Classify(const hot::HotSet& hot_
     hot_set_ = nullptr;
     keys_ = {};
   }
-  entries_.resize(keys.size());
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    hot_set.PrefetchAhead(keys.data(), keys.size(), i);
-    entries_[i] = hot_set.Lookup(keys[i]);
-  }
+  entries_ = hot_set.LookupAll(keys);
   return entries_;
 }
 
