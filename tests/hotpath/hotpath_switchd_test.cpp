@@ -636,6 +636,29 @@ TEST(HotPathSwitchd, BadPushesAreRefusedWithoutHarm) {
                std::invalid_argument);  // not a hot key
 }
 
+// A server publishes only its own hot keys: another server's is refused,
+// alone or among its own.
+TEST(HotPathSwitchd, AServerCannotPublishAnotherServersKeys) {
+  SwitchdProcess sw;
+  Cluster cluster(sw, 1, 2);
+  ASSERT_FALSE(cluster.owned[0].empty());
+  ASSERT_FALSE(cluster.owned[1].empty());
+  // Values of the right count, so that only the owner is wrong.
+  const auto values_of = [&](const std::vector<Key>& keys) {
+    std::size_t count = 0;
+    for (const Key key : keys) count += cluster.hot_set->Lookup(key).value_len;
+    return std::vector<float>(count, 1.0f);
+  };
+  const std::vector<Key> own = {cluster.owned[0].front()};
+  const std::vector<Key> others = {cluster.owned[1].front()};
+  const std::vector<Key> mixed = {own[0], others[0]};
+  EXPECT_THROW(cluster.collectors[0]->PublishUpdate(0, others, values_of(others)),
+               std::invalid_argument);
+  EXPECT_THROW(cluster.collectors[0]->PublishUpdate(0, mixed, values_of(mixed)),
+               std::invalid_argument);
+  EXPECT_NO_THROW(cluster.collectors[0]->PublishUpdate(0, own, values_of(own)));
+}
+
 // Junk, other jobs' datagrams and this job's from another address than the
 // switch's, at the engines' sockets, are counted and dropped; the engines
 // carry on.

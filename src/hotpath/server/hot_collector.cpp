@@ -87,16 +87,17 @@ struct HotCollector::Impl final : EngineHandler {
     collect_header.type = wire::MessageType::kCollect;
     collect_header.job_id = options.job_id;
     collect_header.node_id = options.server_id;
-    owned_cells = QueueHotCells(*hot_set, owned_keys, first_value);
-    owned_cell_keys.resize(owned_cells.size());
-    for (std::size_t j = 0; j < owned_cells.size(); ++j) {
-      for (const std::uint64_t cell : owned_cells[j]) {
-        owned_cell_keys[j].push_back(
-            static_cast<std::uint32_t>(key_of_value[static_cast<std::uint32_t>(cell)]));
-      }
+    owned_index.assign(hot_set->size(), false);
+    for (const hot::HotSet::Entry& entry : hot_set->LookupAll(owned_keys)) {
+      owned_index[entry.index] = true;
+      for (const hot::CellAddress& cell : hot_set->CellsOf(entry)) cell_of_value.push_back(cell);
     }
+    written_cells.resize(hot_set->layout().num_arrays);
     if (options.collect_by_row) by_row = PlanRows(collect_header);
-    if (!by_row) full_plan = PackQueuedCells(collect_header, owned_cells, {});
+    if (!by_row) {
+      full_plan =
+          PackQueuedCells(collect_header, QueueHotCells(*hot_set, owned_keys, first_value), {});
+    }
     if (full_plan.packets.size() >= kCollectPollPacket) {
       throw std::invalid_argument("hot collector: more COLLECT packets than a seq can number");
     }
@@ -138,7 +139,7 @@ struct HotCollector::Impl final : EngineHandler {
   bool plan_by_row() const { return by_row && plan == &full_plan; }
   std::uint16_t plan_flags() const { return plan_by_row() ? wire::kFlagRow : 0; }
   bool PlanRows(const wire::Header& header);
-  void PlanWrittenKeys(std::span<const std::uint8_t> written);
+  void PlanWrittenKeys(std::span<const std::uint8_t> bitmap);
 
   // A request is late once the timeout has passed since it was sent, since
   // the last answer and since the last timeout (TCP restarts its timer on
@@ -168,14 +169,11 @@ struct HotCollector::Impl final : EngineHandler {
   // server owns whole) instead of one slot per cell; see PlanRows.
   bool by_row = false;
   // The plan of the epoch being collected: the full plan, or epoch_plan when
-  // every worker said which keys it wrote (PlanWrittenKeys, from the owned
-  // cells queued once, so that an epoch sorts nothing). When not
+  // every worker said which keys it wrote (PlanWrittenKeys). When not
   // collecting, the full plan.
-  CellQueues owned_cells;
-  // The owned key (its position in owned_keys) of each entry of owned_cells,
-  // in the same order, so that an epoch's plan reads both in sequence.
-  std::vector<std::vector<std::uint32_t>> owned_cell_keys;
-  CellQueues written_cells;
+  std::vector<bool> owned_index;                // by hot-set index: owned here
+  std::vector<hot::CellAddress> cell_of_value;  // by value position, owned key after key
+  CellQueues written_cells;                     // kept between epochs for their buffers
   PackedValues epoch_plan;
   PackedValues* plan = &full_plan;
 
@@ -311,13 +309,21 @@ bool HotCollector::Impl::PlanRows(const wire::Header& header) {
 // packet k takes the k-th written cell of every array, so an epoch that
 // wrote V values costs about V / P COLLECTs (and as many RESULTs) however
 // its keys are spread over rows; reading by row costs one per row touched,
-// and a sparse epoch touches many rows to write a few cells of each.
-void HotCollector::Impl::PlanWrittenKeys(std::span<const std::uint8_t> written) {
-  written_cells.resize(owned_cells.size());
-  for (std::size_t j = 0; j < owned_cells.size(); ++j) {
-    written_cells[j].clear();
-    for (std::size_t n = 0; n < owned_cells[j].size(); ++n) {
-      if (KeyBit(written, owned_cell_keys[j][n])) written_cells[j].push_back(owned_cells[j][n]);
+// and a sparse epoch touches many rows to write a few cells of each. The
+// cells are queued in key order, as the bitmap gives them: O(written
+// values), reading the owned cells in sequence. (Row order, as the workers
+// send DATA, costs a pass over every owned cell or a sort, for an epoch
+// that writes a tenth of them; a COLLECT reads its cells in any order.)
+void HotCollector::Impl::PlanWrittenKeys(std::span<const std::uint8_t> bitmap) {
+  for (std::vector<std::uint64_t>& queue : written_cells) queue.clear();
+  for (std::size_t byte = 0; byte < bitmap.size(); ++byte) {
+    for (unsigned bits = bitmap[byte]; bits != 0; bits &= bits - 1) {
+      const std::size_t i = byte * 8 + static_cast<std::size_t>(std::countr_zero(bits));
+      if (i >= owned_keys.size()) break;  // MergeKeySet sets no bit past the owned keys
+      for (std::uint32_t v = first_value[i];
+           v < first_value[i] + static_cast<std::uint32_t>(lens[i]); ++v) {
+        written_cells[cell_of_value[v].array].push_back(QueuedCell(cell_of_value[v].index, v));
+      }
     }
   }
   epoch_plan = PackQueuedCells(collect_header, written_cells, {});
@@ -759,15 +765,17 @@ void HotCollector::PublishUpdate(std::uint32_t epoch, std::span<const hot::Key> 
   std::vector<hot::HotSet::Entry> entries;  // each key looked up once
   const std::vector<std::uint32_t> first_value =
       CheckHotValues(*impl.hot_set, keys, vals, {}, &entries);
-  std::vector<hot::Key> sorted(keys.begin(), keys.end());
-  std::sort(sorted.begin(), sorted.end());
-  const bool unique = std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end();
-  if (!unique || !std::includes(impl.owned_keys.begin(), impl.owned_keys.end(), sorted.begin(),
-                                sorted.end())) {
-    throw std::invalid_argument(
-        "hot update: the keys must be the server's own hot keys, each at most once (" +
-        std::to_string(keys.size()) + " given, " + std::to_string(impl.owned_keys.size()) +
-        " owned)");
+  // Each key owned and given once, checked by hot-set index in O(keys): an
+  // epoch publishes a few of the owned keys.
+  std::vector<bool> seen(impl.hot_set->size(), false);
+  for (const hot::HotSet::Entry& entry : entries) {
+    if (!impl.owned_index[entry.index] || seen[entry.index]) {
+      throw std::invalid_argument(
+          "hot update: the keys must be the server's own hot keys, each at most once (" +
+          std::to_string(keys.size()) + " given, " + std::to_string(impl.owned_keys.size()) +
+          " owned)");
+    }
+    seen[entry.index] = true;
   }
   wire::Header header;
   header.type = wire::MessageType::kUpdate;

@@ -53,6 +53,16 @@ void PublishedValues::Fill(std::span<const hot::Key> keys, Repair* answer) const
 std::size_t PublishedValues::IndexFrom(hot::Key key, std::size_t* from) const {
   std::size_t low = 0;
   std::size_t high = keys_.size();
+  // Nearby keys are read in turn (an epoch writes about every tenth key of a
+  // forced set, so the next is a few places on); further ones are searched.
+  constexpr std::size_t kScanned = 16;
+  for (std::size_t i = *from; i < std::min(*from + kScanned, keys_.size()) && keys_[i] <= key;
+       ++i) {
+    if (keys_[i] == key) {
+      *from = i;
+      return i;
+    }
+  }
   if (*from < keys_.size() && keys_[*from] <= key) {
     // The key is at *from or after: step ahead until a key not below it
     // bounds the range (keys_[low] < key once a step was taken).

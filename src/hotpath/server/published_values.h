@@ -48,11 +48,11 @@ class PublishedValues {
 
  private:
   // IndexOf for keys asked in ascending order, as an epoch's are: the
-  // search starts at `*from` (where the last one ended, updated) and steps
-  // ahead by doubling, so an epoch that changed n of the N owned keys costs
-  // about n log(N / n) comparisons on nearby memory rather than n log N
-  // scattered over the whole list. A key below keys()[*from] is searched
-  // from the start.
+  // search starts at `*from` (where the last one ended, updated), reads the
+  // next few keys in turn and then steps ahead by doubling, so an epoch that
+  // changed n of the N owned keys costs about n log(N / n) comparisons on
+  // nearby memory rather than n log N scattered over the whole list. A key
+  // below keys()[*from] is searched from the start.
   std::size_t IndexFrom(hot::Key key, std::size_t* from) const;
 
   std::vector<hot::Key> keys_;
