@@ -26,6 +26,7 @@
 
 #include "ps/base.h"
 #include "ps/internal/hot_path_hooks.h"
+#include "ps/internal/merge_by_key.h"
 #include "ps/internal/slice_of_keys.h"
 #include "ps/simple_app.h"
 
@@ -423,7 +424,8 @@ class KVWorker : public SimpleApp {
         auto hot = hot_values_.find(ts);
         if (hot != hot_values_.end()) {
           // Hot keys interleave with the servers' ranges: merge by key.
-          if (!hot->second.keys.empty()) parts = MergeByKey(std::move(parts), hot->second);
+          if (!hot->second.keys.empty())
+            parts = {internal::MergeByKey(std::move(parts), hot->second)};
           hot_values_.erase(hot);
         }
       }
@@ -481,57 +483,6 @@ class KVWorker : public SimpleApp {
     *vals = parts[0].vals;  // no copy
     if (lens) *lens = parts[0].lens;
     return true;
-  }
-
-  // Libra: the servers' parts of a pull answer plus the hot part, as one
-  // part in key order.
-  static std::vector<KVPairs<Val>> MergeByKey(std::vector<KVPairs<Val>> parts,
-                                              const KVPairs<Val>& hot) {
-    parts.push_back(hot);
-    struct Entry {
-      Key key;
-      const Val* vals;
-      int len;
-    };
-    const auto by_key = [](const Entry& a, const Entry& b) { return a.key < b.key; };
-    std::vector<Entry> entries;
-    std::vector<size_t> ends;  // of each part's run of entries
-    size_t total_keys = 0, total_vals = 0;
-    for (const KVPairs<Val>& p : parts) {
-      total_keys += p.keys.size();
-      total_vals += p.vals.size();
-    }
-    entries.reserve(total_keys);
-    for (const KVPairs<Val>& p : parts) {
-      const size_t begin = entries.size();
-      const int fixed = p.keys.empty() ? 0 : static_cast<int>(p.vals.size() / p.keys.size());
-      size_t offset = 0;
-      for (size_t i = 0; i < p.keys.size(); ++i) {
-        const int len = p.lens.empty() ? fixed : p.lens[i];
-        entries.push_back({p.keys[i], p.vals.data() + offset, len});
-        offset += len;
-      }
-      // Each part comes in key order (slices of sorted keys, and the hot
-      // part in the pull's order), so the runs are merged, not sorted.
-      if (!std::is_sorted(entries.begin() + begin, entries.end(), by_key)) {
-        std::sort(entries.begin() + begin, entries.end(), by_key);
-      }
-      ends.push_back(entries.size());
-    }
-    for (size_t i = 1; i < ends.size(); ++i) {
-      std::inplace_merge(entries.begin(), entries.begin() + ends[i - 1], entries.begin() + ends[i],
-                         by_key);
-    }
-    KVPairs<Val> merged;
-    merged.keys.reserve(total_keys);
-    merged.lens.reserve(total_keys);
-    merged.vals.reserve(total_vals);
-    for (const Entry& e : entries) {
-      merged.keys.push_back(e.key);
-      merged.lens.push_back(e.len);
-      for (int j = 0; j < e.len; ++j) merged.vals.push_back(e.vals[j]);
-    }
-    return {merged};
   }
 
   std::mutex mu_;

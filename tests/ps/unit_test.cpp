@@ -3,12 +3,15 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <random>
 #include <string>
 #include <zmq.hpp>
 
 #include "common/disconnect_monitor.h"
 #include "ps/allocator_tuning.h"
 #include "ps/internal/env.h"
+#include "ps/internal/merge_by_key.h"
 #include "ps/internal/slice_of_keys.h"
 #include "ps/kv_app.h"
 #include "ps/message_codec.h"
@@ -89,6 +92,65 @@ TEST(SliceOfEachKey, FindsEachKeysSliceWhateverOrderTheSlicerGivesThem) {
   scattered[2].second.keys = SArray<Key>{2, 10, 1000};
   EXPECT_EQ(internal::SliceOfEachKey(keys, scattered), (std::vector<uint32_t>{2, 1, 1, 0, 2, 1}));
   EXPECT_TRUE(internal::SliceOfEachKey(SArray<Key>(), scattered).empty());
+}
+
+// A pull's answer split over servers and the hot path, merged back by key:
+// parts with and without lens, an empty one, the hot part out of order,
+// checked against a map of what each key holds.
+TEST(MergeByKey, MergesThePartsOfAPullInKeyOrder) {
+  std::mt19937 rng(3);
+  for (int round = 0; round < 60; ++round) {
+    std::map<Key, std::vector<float>> expected;
+    std::vector<KVPairs<float>> parts(3);  // two servers' and the hot part
+    const bool fixed = round % 2 == 0;     // LR-like: one value a key, no lens
+    const bool first_empty = round % 5 == 1;
+    float next = 1;
+    for (Key key = 0; key < 300; ++key) {
+      if (rng() % 3 == 0) continue;  // not pulled
+      KVPairs<float>& part = parts[first_empty ? 1 + rng() % 2 : rng() % 3];
+      const int len = fixed ? 1 : 1 + static_cast<int>(rng() % 3);
+      part.keys.push_back(key);
+      if (!fixed) part.lens.push_back(len);
+      for (int v = 0; v < len; ++v) {
+        part.vals.push_back(next);
+        expected[key].push_back(next++);
+      }
+    }
+    KVPairs<float> hot = parts.back();
+    parts.pop_back();
+    if (round % 3 == 2) {  // the hot part out of order, each key with its values
+      KVPairs<float> reversed;
+      for (size_t i = hot.keys.size(); i-- > 0;) {
+        const Key key = hot.keys[i];
+        reversed.keys.push_back(key);
+        if (!fixed) reversed.lens.push_back(static_cast<int>(expected[key].size()));
+        for (const float value : expected[key]) reversed.vals.push_back(value);
+      }
+      hot = reversed;
+    }
+    const KVPairs<float> merged = internal::MergeByKey(parts, hot);
+    ASSERT_EQ(merged.keys.size(), expected.size()) << round;
+    ASSERT_EQ(merged.lens.size(), expected.size()) << round;
+    size_t i = 0, v = 0;
+    for (const auto& key_vals : expected) {
+      ASSERT_EQ(merged.keys[i], key_vals.first) << round;
+      ASSERT_EQ(merged.lens[i], static_cast<int>(key_vals.second.size())) << round;
+      for (const float value : key_vals.second) ASSERT_EQ(merged.vals[v++], value) << round;
+      ++i;
+    }
+    ASSERT_EQ(v, merged.vals.size()) << round;
+  }
+}
+
+TEST(MergeByKey, LengthsThatDoNotCoverTheValuesFailACheck) {
+  KVPairs<float> server;
+  server.keys = SArray<Key>(std::vector<Key>{1, 3});
+  server.vals = SArray<float>(std::vector<float>{1, 2, 3});
+  server.lens = SArray<int>(std::vector<int>{1, 1});  // three values, lens say two
+  KVPairs<float> hot;
+  hot.keys = SArray<Key>(std::vector<Key>{2});
+  hot.vals = SArray<float>(std::vector<float>{4});
+  EXPECT_THROW(internal::MergeByKey(std::vector<KVPairs<float>>{server}, hot), Error);
 }
 
 TEST(MessageCodec, RoundTrip) {

@@ -11,6 +11,7 @@
 #include "ps/internal/env.h"
 #include "ps/internal/hot_path_hooks.h"
 #include "ps/internal/logging.h"
+#include "ps/internal/merge_by_key.h"
 #include "ps/internal/message.h"
 #include "ps/internal/parallel_kv_match.h"
 #include "ps/internal/parallel_sort.h"
