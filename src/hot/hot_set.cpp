@@ -104,6 +104,14 @@ HotSet::HotSet(SwitchLayout layout, PlacementKind placement, std::vector<HotKey>
                                 " cells are given");
   }
   owners_.assign(layout_.capacity(), kFreeCell);
+  size_t filter_bits = 64;
+  while (filter_bits < kFilterBitsPerKey * keys_.size()) filter_bits *= 2;
+  maybe_hot_.assign(filter_bits / 64, 0);
+  filter_shift_ = 64 - static_cast<unsigned>(__builtin_ctzll(filter_bits));
+  for (const HotKey& key : keys_) {
+    const size_t bit = FilterBit(key.key);
+    maybe_hot_[bit / 64] |= uint64_t{1} << (bit % 64);
+  }
   for (uint32_t k = 0; k < keys_.size(); ++k) {
     Entry& slot = index_.FindOrInsert(keys_[k].key, Entry{});
     if (slot.index != kCold) {

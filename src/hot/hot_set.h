@@ -104,6 +104,7 @@ class HotSet {
     uint32_t value_len = 0;
   };
   Entry Lookup(Key key) const {
+    if (!MaybeHot(key)) return Entry{};
     const Entry* entry = index_.Find(key);
     return entry != nullptr ? *entry : Entry{};
   }
@@ -125,7 +126,9 @@ class HotSet {
   // on into the cache (a push's keys scatter over the table, and each
   // lookup would otherwise wait on memory).
   void PrefetchAhead(const Key* keys, size_t count, size_t i) const {
-    if (i + kLookAhead < count) index_.Prefetch(keys[i + kLookAhead]);
+    if (i + kLookAhead < count && MaybeHot(keys[i + kLookAhead])) {
+      index_.Prefetch(keys[i + kLookAhead]);
+    }
   }
   static constexpr size_t kLookAhead = 8;
   std::span<const CellAddress> CellsOf(uint32_t key_index) const {
@@ -147,6 +150,23 @@ class HotSet {
   std::vector<uint64_t> value_begin_;  // keys_.size() + 1 prefix sums of value_len
   std::vector<CellOwner> owners_;      // by array * cells_per_array + index
   HotKeyTable<Entry> index_;
+  // A filter in front of index_: one bit per hash of a key, set for the hot
+  // keys, at least kFilterBitsPerKey bits per hot key. Most keys a worker
+  // looks up are cold, and a clear bit answers them from this array (64 KiB
+  // for 30,000 keys, cache-resident) instead of a miss in index_'s (1 MiB);
+  // about 1 in kFilterBitsPerKey cold keys pass it and are looked up.
+  static constexpr size_t kFilterBitsPerKey = 16;
+  std::vector<uint64_t> maybe_hot_ = std::vector<uint64_t>(1, 0);  // empty set: all clear
+  unsigned filter_shift_ = 58;                                     // 64 - log2(bits)
+  size_t FilterBit(Key key) const {
+    // Another multiplier than index_'s hash, so that the keys of one table
+    // slot spread over the filter.
+    return static_cast<size_t>(((key ^ (key >> 31)) * 0xD6E8FEB86659FD93ull) >> filter_shift_);
+  }
+  bool MaybeHot(Key key) const {
+    const size_t bit = FilterBit(key);
+    return ((maybe_hot_[bit / 64] >> (bit % 64)) & 1) != 0;
+  }
 };
 
 // A hot-set file that cannot be read; the message names the file and the fault.

@@ -101,6 +101,39 @@ TEST(HotSet, LooksUpKeysAndCellsBothWays) {
   EXPECT_EQ(PhysicalIndex(layout, {2, 3}, 1), 11u);  // bank 1 follows bank 0
 }
 
+// The filter in front of the lookup table never turns a hot key away, and
+// cold keys (random ones, neighbours of hot ones, the table's empty marker)
+// are cold whether or not they pass it; LookupAll agrees with Lookup.
+TEST(HotSet, FindsEveryHotKeyAndNoColdOne) {
+  std::mt19937_64 rng(11);
+  std::vector<HotKey> keys;
+  std::vector<CellAddress> cells;
+  const SwitchLayout layout{4, 8192, 2};
+  for (uint32_t k = 0; k < 20000; ++k) {
+    keys.push_back({rng() | 1, 1, 1});  // odd keys are hot
+    cells.push_back({k % 4, k / 4});
+  }
+  keys.push_back({~Key{0}, 1, 1});  // the table's marker key, hot too
+  cells.push_back({0, 5000});
+  const HotSet set(layout, PlacementKind::kHeat, keys, cells);
+  std::vector<Key> asked;
+  for (uint32_t k = 0; k < keys.size(); ++k) {
+    ASSERT_EQ(set.Find(keys[k].key), k);
+    asked.push_back(keys[k].key);
+    asked.push_back(keys[k].key - 1);  // even: cold
+  }
+  for (int i = 0; i < 100000; ++i) asked.push_back(rng() & ~Key{1});
+  for (Key key = 0; key < 1000; key += 2) asked.push_back(key);
+  const std::vector<HotSet::Entry> entries = set.LookupAll(asked);
+  for (size_t i = 0; i < asked.size(); ++i) {
+    const bool hot = (asked[i] & 1) != 0;
+    ASSERT_EQ(entries[i].index != HotSet::kCold, hot) << asked[i];
+    ASSERT_EQ(entries[i].index, set.Lookup(asked[i]).index);
+  }
+  EXPECT_EQ(HotSet().Find(0), HotSet::kCold);  // an empty set has every key cold
+  EXPECT_EQ(HotSet().Find(~Key{0}), HotSet::kCold);
+}
+
 TEST(HotSet, RejectsInconsistentPlacements) {
   const SwitchLayout layout{4, 8, 2};
   EXPECT_THROW(
