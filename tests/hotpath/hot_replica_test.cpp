@@ -87,6 +87,15 @@ TEST(HotReplica, AServerReachesAnEpochWhenItsStreamIsComplete) {
   replica.Read(std::vector<hot::Key>{3, 2}, &vals, &lens);
   EXPECT_EQ(vals, (std::vector<float>{3.5f, 1.5f, 2.5f}));
   EXPECT_EQ(lens, (std::vector<int>{1, 2}));
+  // The same by the keys' hot-set entries, as a pull that looked them up reads.
+  const std::vector<HotSet::Entry> entries = set.LookupAll(std::vector<hot::Key>{3, 2});
+  EXPECT_TRUE(replica.Reached(entries, 4u));
+  EXPECT_FALSE(replica.Reached(entries, 5u));
+  vals.clear();
+  lens.clear();
+  replica.Read(entries, &vals, &lens);
+  EXPECT_EQ(vals, (std::vector<float>{3.5f, 1.5f, 2.5f}));
+  EXPECT_EQ(lens, (std::vector<int>{1, 2}));
 }
 
 TEST(HotReplica, ASparseEpochLeavesUntouchedKeysCurrent) {

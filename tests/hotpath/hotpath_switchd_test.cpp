@@ -629,6 +629,14 @@ TEST(HotPathSwitchd, BadPushesAreRefusedWithoutHarm) {
   std::vector<float> vals;
   EXPECT_THROW(sender.Pull(cold, &vals, nullptr, 1ms), std::invalid_argument);
   EXPECT_EQ(sender.Pull(hot_key, &vals, nullptr, 1ms), HotPathStatus::kTimeout);
+  // Entries given with the keys: one per key, none cold.
+  EXPECT_THROW(sender.Pull(hot_key, std::vector<hot::HotSet::Entry>{}, &vals, nullptr, 1ms),
+               std::invalid_argument);
+  EXPECT_THROW(sender.Pull(hot_key, std::vector<hot::HotSet::Entry>{hot::HotSet::Entry{}}, &vals,
+                           nullptr, 1ms),
+               std::invalid_argument);
+  EXPECT_EQ(sender.Pull(hot_key, cluster.hot_set->LookupAll(hot_key), &vals, nullptr, 1ms),
+            HotPathStatus::kTimeout);
   EXPECT_THROW(cluster.collectors[0]->PublishUpdate(5, std::vector<Key>{10, 10},
                                                     std::vector<float>{1.0f, 1.0f}),
                std::invalid_argument);  // a key twice

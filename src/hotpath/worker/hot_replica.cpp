@@ -195,13 +195,17 @@ bool HotReplica::KeyCurrent(std::uint32_t key_index, std::uint32_t epoch) const 
 }
 
 bool HotReplica::Reached(std::span<const hot::Key> keys, std::optional<std::uint32_t> epoch) const {
-  for (const hot::Key key : keys) {
-    const std::uint32_t index = hot_set_.Find(key);
+  return Reached(hot_set_.LookupAll(keys), epoch);
+}
+
+bool HotReplica::Reached(std::span<const hot::HotSet::Entry> entries,
+                         std::optional<std::uint32_t> epoch) const {
+  for (const hot::HotSet::Entry& entry : entries) {
     if (epoch) {
-      if (!KeyCurrent(index, *epoch)) return false;
+      if (!KeyCurrent(entry.index, *epoch)) return false;
       continue;
     }
-    for (std::uint64_t i = first_value_[index]; i < first_value_[index + 1]; ++i) {
+    for (std::uint64_t i = first_value_[entry.index]; i < first_value_[entry.index + 1]; ++i) {
       if (tags_[i] == 0) return false;
     }
   }
@@ -210,11 +214,15 @@ bool HotReplica::Reached(std::span<const hot::Key> keys, std::optional<std::uint
 
 void HotReplica::Read(std::span<const hot::Key> keys, std::vector<float>* vals,
                       std::vector<int>* lens) const {
-  for (const hot::Key key : keys) {
-    const auto [index, len] = hot_set_.Lookup(key);
-    const auto first = values_.begin() + static_cast<std::ptrdiff_t>(first_value_[index]);
-    vals->insert(vals->end(), first, first + len);
-    if (lens != nullptr) lens->push_back(static_cast<int>(len));
+  Read(hot_set_.LookupAll(keys), vals, lens);
+}
+
+void HotReplica::Read(std::span<const hot::HotSet::Entry> entries, std::vector<float>* vals,
+                      std::vector<int>* lens) const {
+  for (const hot::HotSet::Entry& entry : entries) {
+    const auto first = values_.begin() + static_cast<std::ptrdiff_t>(first_value_[entry.index]);
+    vals->insert(vals->end(), first, first + entry.value_len);
+    if (lens != nullptr) lens->push_back(static_cast<int>(entry.value_len));
   }
 }
 

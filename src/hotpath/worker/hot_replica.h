@@ -73,8 +73,14 @@ class HotReplica {
   // complete up to it, or each of its cells holding `epoch` or later); when
   // `epoch` is nullopt, when each holds any value. Keys must be hot.
   bool Reached(std::span<const hot::Key> keys, std::optional<std::uint32_t> epoch) const;
+  // The same for keys already looked up: their hot-set entries, all hot.
+  bool Reached(std::span<const hot::HotSet::Entry> entries,
+               std::optional<std::uint32_t> epoch) const;
   // Appends the keys' values; lens gets each key's value count.
   void Read(std::span<const hot::Key> keys, std::vector<float>* vals, std::vector<int>* lens) const;
+  // The same by the keys' hot-set entries, all hot.
+  void Read(std::span<const hot::HotSet::Entry> entries, std::vector<float>* vals,
+            std::vector<int>* lens) const;
   // The keys of the servers not complete up to `epoch`, in hot-set order.
   std::vector<hot::Key> MissingKeys(std::uint32_t epoch) const;
   // What the streams of the servers not complete up to `epoch` lack, one

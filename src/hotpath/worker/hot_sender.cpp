@@ -626,10 +626,20 @@ std::vector<RetainedPush> HotSender::RetainedPushes() const {
 
 HotPathStatus HotSender::Pull(std::span<const hot::Key> keys, std::vector<float>* vals,
                               std::vector<int>* lens, std::chrono::milliseconds timeout) {
+  return Pull(keys, impl_->hot_set->LookupAll(keys), vals, lens, timeout);
+}
+
+HotPathStatus HotSender::Pull(std::span<const hot::Key> keys,
+                              std::span<const hot::HotSet::Entry> entries, std::vector<float>* vals,
+                              std::vector<int>* lens, std::chrono::milliseconds timeout) {
   Impl& impl = *impl_;
-  for (const hot::Key key : keys) {
-    if (!impl.hot_set->IsHot(key)) {
-      throw std::invalid_argument("hot pull: key " + std::to_string(key) +
+  if (entries.size() != keys.size()) {
+    throw std::invalid_argument("hot pull: " + std::to_string(keys.size()) + " keys but " +
+                                std::to_string(entries.size()) + " hot-set entries");
+  }
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (entries[i].index == hot::HotSet::kCold) {
+      throw std::invalid_argument("hot pull: key " + std::to_string(keys[i]) +
                                   " is not in the hot set");
     }
   }
@@ -639,16 +649,16 @@ HotPathStatus HotSender::Pull(std::span<const hot::Key> keys, std::vector<float>
   // an engine timer (those read the engine clock).
   const auto waited_from = std::chrono::steady_clock::now();
   const bool reached = impl.replica_changed.wait_for(
-      lock, timeout, [&] { return impl.loop.stopping() || impl.replica.Reached(keys, target); });
+      lock, timeout, [&] { return impl.loop.stopping() || impl.replica.Reached(entries, target); });
   impl.counters.pull_wait_micros +=
       static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                      std::chrono::steady_clock::now() - waited_from)
                                      .count());
   if (!reached) return HotPathStatus::kTimeout;
-  if (!impl.replica.Reached(keys, target)) return HotPathStatus::kShutdown;
+  if (!impl.replica.Reached(entries, target)) return HotPathStatus::kShutdown;
   vals->clear();
   if (lens != nullptr) lens->clear();
-  impl.replica.Read(keys, vals, lens);
+  impl.replica.Read(entries, vals, lens);
   return HotPathStatus::kOk;
 }
 

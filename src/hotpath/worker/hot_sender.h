@@ -196,6 +196,12 @@ class HotSender {
   // Throws std::invalid_argument on a cold key.
   HotPathStatus Pull(std::span<const hot::Key> keys, std::vector<float>* vals,
                      std::vector<int>* lens, std::chrono::milliseconds timeout);
+  // The same for keys already looked up in this sender's hot set: `entries`
+  // are theirs, one per key (trusted to belong to them; a cold one throws
+  // std::invalid_argument), so that the wait and the copy look up nothing.
+  HotPathStatus Pull(std::span<const hot::Key> keys, std::span<const hot::HotSet::Entry> entries,
+                     std::vector<float>* vals, std::vector<int>* lens,
+                     std::chrono::milliseconds timeout);
   // Installs values obtained another way (initial parameters, a gap
   // re-requested from the servers) as the replica of `epoch`; cells that
   // already hold a newer epoch keep theirs.

@@ -183,7 +183,13 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     ++epochs_hot_;
     hot_values_ += hot.vals.size();
     cold_values_ += cold->vals.size();
-    Task task{epoch, {}, pull_back, hot.keys, std::move(done), generation_};
+    Task task{epoch,
+              {},
+              pull_back,
+              hot.keys,
+              pull_back ? hot_entries : std::vector<libra::hot::HotSet::Entry>{},
+              std::move(done),
+              generation_};
     if (sender_) {
       SendWrittenKeys(epoch, hot.keys, hot.vals, hot_entries);
       task.sent =
@@ -209,15 +215,22 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
       return false;
     }
     ps::SArray<ps::Key> hot;
+    std::vector<libra::hot::HotSet::Entry> hot_entries;  // so the read looks up nothing
     hot.reserve(keys.size());
     cold_keys->reserve(cold_keys->size() + keys.size());
     const std::span<const libra::hot::HotSet::Entry> entries =
         pulled_keys_.Classify(*hot_set_, std::span<const ps::Key>(keys.data(), keys.size()));
     for (size_t i = 0; i < keys.size(); ++i) {
-      (entries[i].index != libra::hot::HotSet::kCold ? hot : *cold_keys).push_back(keys[i]);
+      if (entries[i].index == libra::hot::HotSet::kCold) {
+        cold_keys->push_back(keys[i]);
+      } else {
+        hot.push_back(keys[i]);
+        hot_entries.push_back(entries[i]);
+      }
     }
     if (hot.empty()) return false;
-    AddTask(Task{last_pushed_, {}, true, hot, std::move(done), generation_});
+    AddTask(
+        Task{last_pushed_, {}, true, hot, std::move(hot_entries), std::move(done), generation_});
     return true;
   }
 
@@ -227,6 +240,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     std::shared_future<HotPathStatus> sent;  // invalid for a plain pull or a fallback push
     bool read_replica;
     ps::SArray<ps::Key> keys;
+    std::vector<libra::hot::HotSet::Entry> entries;  // of a read's keys, in hot_set_
     PartDone done;
     uint32_t generation;  // the hot path's incarnation when it was queued
   };
@@ -474,7 +488,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
         }
       }
       Parts values;
-      if (task->read_replica) values = Read(task->epoch, task->keys);
+      if (task->read_replica) values = Read(task->epoch, task->keys, task->entries);
       task->done(std::move(values));
       std::lock_guard<std::mutex> lock(drain_mu_);
       --tasks_pending_;
@@ -482,14 +496,15 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     }
   }
 
-  // The values of hot `keys` as of `epoch`: from the replica while the
-  // switch is up, else from the servers.
-  Parts Read(uint32_t epoch, const ps::SArray<ps::Key>& keys) {
+  // The values of hot `keys` (their hot-set `entries`) as of `epoch`: from
+  // the replica while the switch is up, else from the servers.
+  Parts Read(uint32_t epoch, const ps::SArray<ps::Key>& keys,
+             const std::vector<libra::hot::HotSet::Entry>& entries) {
     while (true) {
       uint32_t generation = 0;
       std::shared_ptr<libra::hotpath::HotSender> sender = SenderFor(epoch, &generation);
       if (!sender) return ReadFromServers(epoch, keys);
-      std::optional<Parts> values = ReadReplica(*sender, generation, epoch, keys);
+      std::optional<Parts> values = ReadReplica(*sender, generation, epoch, keys, entries);
       if (values) return std::move(*values);
     }
   }
@@ -514,7 +529,8 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
   // after kRepairAfter the servers are asked for what they published (a
   // REPLICA lost). nullopt when the worker fell back meanwhile.
   std::optional<Parts> ReadReplica(libra::hotpath::HotSender& sender, uint32_t generation,
-                                   uint32_t epoch, const ps::SArray<ps::Key>& keys) {
+                                   uint32_t epoch, const ps::SArray<ps::Key>& keys,
+                                   const std::vector<libra::hot::HotSet::Entry>& entries) {
     Parts out;
     out.keys = keys;
     std::vector<float> vals;
@@ -522,7 +538,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     const auto deadline = Clock::now() + kReplicaDeadline;
     auto next_probe = Clock::now() + kSilentReplicaTimeout;
     auto next_repair = Clock::now() + kRepairAfter;
-    while (sender.Pull(std::span<const ps::Key>(keys.data(), keys.size()), &vals, &lens,
+    while (sender.Pull(std::span<const ps::Key>(keys.data(), keys.size()), entries, &vals, &lens,
                        kReplicaPollSlice) != HotPathStatus::kOk) {
       if (fallback_) return std::nullopt;
       if (Clock::now() < next_probe) continue;
