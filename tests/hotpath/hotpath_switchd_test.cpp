@@ -268,12 +268,24 @@ struct Cluster {
                   std::bit_cast<std::uint32_t>(collected->vals[v]))
             << "server " << s << " epoch " << epoch << " value " << v;
       }
+      // The collector gives each key's hot-set entry, and the server
+      // publishes by them.
+      const std::vector<hot::HotSet::Entry> entries = hot_set->LookupAll(collected->keys);
+      ASSERT_EQ(collected->entries.size(), entries.size());
+      for (std::size_t i = 0; i < entries.size(); ++i) {
+        ASSERT_EQ(collected->entries[i].index, entries[i].index);
+        ASSERT_EQ(collected->entries[i].value_len, entries[i].value_len);
+      }
       const std::vector<Key>& keys = published_once[s] ? collected->keys : owned[s];
       std::vector<float> new_values;
       for (const Key key : keys) {
         new_values.insert(new_values.end(), params[key].begin(), params[key].end());
       }
-      collectors[s]->PublishUpdate(epoch, keys, new_values);
+      if (published_once[s]) {
+        collectors[s]->PublishUpdate(epoch, keys, new_values, collected->entries);
+      } else {
+        collectors[s]->PublishUpdate(epoch, keys, new_values);
+      }
       published_once[s] = true;
     }
     // What a server answers a repair with: every value as of this epoch.

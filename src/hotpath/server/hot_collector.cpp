@@ -88,7 +88,8 @@ struct HotCollector::Impl final : EngineHandler {
     collect_header.job_id = options.job_id;
     collect_header.node_id = options.server_id;
     owned_index.assign(hot_set->size(), false);
-    for (const hot::HotSet::Entry& entry : hot_set->LookupAll(owned_keys)) {
+    owned_entries = hot_set->LookupAll(owned_keys);
+    for (const hot::HotSet::Entry& entry : owned_entries) {
       owned_index[entry.index] = true;
       for (const hot::CellAddress& cell : hot_set->CellsOf(entry)) cell_of_value.push_back(cell);
     }
@@ -171,9 +172,10 @@ struct HotCollector::Impl final : EngineHandler {
   // The plan of the epoch being collected: the full plan, or epoch_plan when
   // every worker said which keys it wrote (PlanWrittenKeys). When not
   // collecting, the full plan.
-  std::vector<bool> owned_index;                // by hot-set index: owned here
-  std::vector<hot::CellAddress> cell_of_value;  // by value position, owned key after key
-  CellQueues written_cells;                     // kept between epochs for their buffers
+  std::vector<hot::HotSet::Entry> owned_entries;  // of each owned key
+  std::vector<bool> owned_index;                  // by hot-set index: owned here
+  std::vector<hot::CellAddress> cell_of_value;    // by value position, owned key after key
+  CellQueues written_cells;                       // kept between epochs for their buffers
   PackedValues epoch_plan;
   PackedValues* plan = &full_plan;
 
@@ -611,6 +613,7 @@ Clock::duration HotCollector::Impl::PollInterval() const {
 
 void HotCollector::Impl::AddWrittenKey(std::size_t i, CollectedEpoch* epoch) const {
   epoch->keys.push_back(owned_keys[i]);
+  epoch->entries.push_back(owned_entries[i]);
   epoch->lens.push_back(lens[i]);
   const auto first = vals.begin() + first_value[i];
   epoch->vals.insert(epoch->vals.end(), first, first + lens[i]);
@@ -760,11 +763,15 @@ bool HotCollector::collects_by_row() const { return impl_->by_row; }
 std::uint32_t HotCollector::update_window() const { return impl_->update_window; }
 
 void HotCollector::PublishUpdate(std::uint32_t epoch, std::span<const hot::Key> keys,
-                                 std::span<const float> vals) {
+                                 std::span<const float> vals,
+                                 std::span<const hot::HotSet::Entry> entries) {
   Impl& impl = *impl_;
-  std::vector<hot::HotSet::Entry> entries;  // each key looked up once
-  const std::vector<std::uint32_t> first_value =
-      CheckHotValues(*impl.hot_set, keys, vals, {}, &entries);
+  std::vector<hot::HotSet::Entry> looked_up;  // each key looked up once, if not given
+  if (entries.empty() && !keys.empty()) {
+    looked_up = impl.hot_set->LookupAll(keys);
+    entries = looked_up;
+  }
+  const std::vector<std::uint32_t> first_value = CheckHotValues(keys, entries, vals, {});
   // Each key owned and given once, checked by hot-set index in O(keys): an
   // epoch publishes a few of the owned keys.
   std::vector<bool> seen(impl.hot_set->size(), false);

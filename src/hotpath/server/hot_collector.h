@@ -107,6 +107,9 @@ struct CollectedEpoch {
   std::vector<hot::Key> keys;
   std::vector<float> vals;
   std::vector<int> lens;
+  // The hot-set entry of each of `keys` when the collector gave them (the
+  // server then looks none up to publish the epoch); empty otherwise.
+  std::vector<hot::HotSet::Entry> entries;
   // Keys with a saturated (or rejected) value: their sum is not exact, and
   // the server must aggregate them itself from the workers' retained values.
   std::vector<hot::Key> saturated_keys;
@@ -193,10 +196,12 @@ class HotCollector {
   // of them; `vals` their values key after key. The switch ACKs each
   // UPDATE to the server, which keeps at most `update_window` unACKed and
   // resends late ones; a lost REPLICA is a replica gap the workers detect
-  // and repair. Throws
-  // std::invalid_argument when keys or vals do not match.
+  // and repair. `entries`, when given, are the keys' hot-set entries (a
+  // CollectedEpoch's, trusted to belong to them), so that none is looked
+  // up. Throws std::invalid_argument when keys, entries or vals do not
+  // match.
   void PublishUpdate(std::uint32_t epoch, std::span<const hot::Key> keys,
-                     std::span<const float> vals);
+                     std::span<const float> vals, std::span<const hot::HotSet::Entry> entries = {});
 
   // The UPDATE packets of epoch `epoch`'s stream numbered in `seqs`, and
   // every one from `tail_from` on (kNoStreamTail: none), as they were first

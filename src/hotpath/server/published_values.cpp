@@ -10,8 +10,13 @@ void PublishedValues::Reset(const hot::HotSet& hot_set, std::vector<hot::Key> ow
   offsets_.clear();
   values_.clear();
   num_values_ = 0;
+  position_of_index_.assign(hot_set.size(), kNotOwned);
   for (hot::Key key : keys_) {
-    const int len = static_cast<int>(hot_set.Lookup(key).value_len);
+    const hot::HotSet::Entry entry = hot_set.Lookup(key);
+    if (entry.index != hot::HotSet::kCold) {
+      position_of_index_[entry.index] = static_cast<std::uint32_t>(offsets_.size());
+    }
+    const int len = static_cast<int>(entry.value_len);
     offsets_.push_back(num_values_);
     lens_.push_back(len);
     num_values_ += static_cast<std::size_t>(len);
@@ -32,6 +37,22 @@ void PublishedValues::Update(std::span<const hot::Key> keys, std::span<const int
     const std::size_t at = IndexFrom(keys[i], &search_from);
     const std::size_t len = static_cast<std::size_t>(lens[i]);
     if (at < keys_.size() && current() && len == static_cast<std::size_t>(lens_[at]) &&
+        from + len <= values.size()) {
+      std::copy_n(values.begin() + from, len, values_.begin() + offsets_[at]);
+    }
+    from += len;
+  }
+}
+
+void PublishedValues::Update(std::span<const hot::HotSet::Entry> entries, std::span<const int> lens,
+                             std::span<const float> values) {
+  std::size_t from = 0;
+  for (std::size_t i = 0; i < entries.size() && i < lens.size(); ++i) {
+    const std::size_t len = static_cast<std::size_t>(lens[i]);
+    const std::uint32_t at = entries[i].index < position_of_index_.size()
+                                 ? position_of_index_[entries[i].index]
+                                 : kNotOwned;
+    if (at != kNotOwned && current() && len == static_cast<std::size_t>(lens_[at]) &&
         from + len <= values.size()) {
       std::copy_n(values.begin() + from, len, values_.begin() + offsets_[at]);
     }

@@ -38,6 +38,10 @@ class PublishedValues {
   // key); keys the server does not own are skipped. Needs current().
   void Update(std::span<const hot::Key> keys, std::span<const int> lens,
               std::span<const float> values);
+  // The same for keys given by their hot-set entries (of the hot set of the
+  // last Reset), found without a search.
+  void Update(std::span<const hot::HotSet::Entry> entries, std::span<const int> lens,
+              std::span<const float> values);
 
   // The published values of those of `keys` this server owns (nothing when
   // not current()), key after key, into `answer`.
@@ -57,7 +61,9 @@ class PublishedValues {
 
   std::vector<hot::Key> keys_;
   std::vector<int> lens_;
-  std::vector<std::size_t> offsets_;  // where each key's values start in values_
+  std::vector<std::size_t> offsets_;              // where each key's values start in values_
+  std::vector<std::uint32_t> position_of_index_;  // by hot-set index: in keys_, or kNotOwned
+  static constexpr std::uint32_t kNotOwned = ~std::uint32_t{0};
   std::size_t num_values_ = 0;
   std::vector<float> values_;  // every owned value, or empty
 };

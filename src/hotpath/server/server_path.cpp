@@ -344,7 +344,11 @@ class ServerPathImpl final : public ps::ServerHotPath {
     if (whole) {
       published_.SetAll(published);
     } else {
-      published_.Update(epoch.keys, epoch.lens, published);
+      if (epoch.entries.size() == epoch.keys.size()) {
+        published_.Update(epoch.entries, epoch.lens, published);
+      } else {
+        published_.Update(epoch.keys, epoch.lens, published);
+      }
     }
     apply_micros_ += static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                                std::chrono::steady_clock::now() - applying)
@@ -354,8 +358,11 @@ class ServerPathImpl final : public ps::ServerHotPath {
       const std::span<const libra::hot::Key> keys =
           all ? std::span<const libra::hot::Key>(owned_keys_.data(), owned_keys_.size())
               : std::span<const libra::hot::Key>(epoch.keys);
+      const bool given = !all && epoch.entries.size() == epoch.keys.size();
       collector_->PublishUpdate(epoch.epoch, keys,
-                                std::span<const float>(values->data(), values->size()));
+                                std::span<const float>(values->data(), values->size()),
+                                given ? std::span<const libra::hot::HotSet::Entry>(epoch.entries)
+                                      : std::span<const libra::hot::HotSet::Entry>());
     }
     ++epochs_applied_;
     applied_through_ = epoch.epoch;

@@ -130,6 +130,8 @@ bool SwitchSumCheck::Check(CollectedEpoch* epoch, std::span<const hot::Key> from
   }
   if (next_summed != summed.keys.size()) return false;  // as above
   out.saturated_keys = summed.saturated_keys;
+  // With no key summed from values the keys are the same, in order.
+  if (from_values.empty()) out.entries = std::move(epoch->entries);
   *epoch = std::move(out);
   return found == expected;
 }
