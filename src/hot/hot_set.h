@@ -118,6 +118,15 @@ class HotSet {
     }
     return entries;
   }
+  // `given` (a caller's lookups of `keys`, one entry per key) when there
+  // are any, else LookupAll(keys), kept in `*storage`: for functions that
+  // take entries a caller may already have.
+  std::span<const Entry> EntriesOf(std::span<const Key> keys, std::span<const Entry> given,
+                                   std::vector<Entry>* storage) const {
+    if (!given.empty()) return given;
+    *storage = LookupAll(keys);
+    return *storage;
+  }
   // The key's index in keys(), or kCold.
   uint32_t Find(Key key) const { return Lookup(key).index; }
   bool IsHot(Key key) const { return Find(key) != kCold; }

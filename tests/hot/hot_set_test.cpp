@@ -130,6 +130,16 @@ TEST(HotSet, FindsEveryHotKeyAndNoColdOne) {
     ASSERT_EQ(entries[i].index != HotSet::kCold, hot) << asked[i];
     ASSERT_EQ(entries[i].index, set.Lookup(asked[i]).index);
   }
+  // EntriesOf: a caller's entries as they are, else the lookups.
+  std::vector<HotSet::Entry> storage;
+  const std::vector<Key> two = {keys[0].key, 2};
+  const std::vector<HotSet::Entry> given = {HotSet::Entry{7, 3}, HotSet::Entry{}};
+  EXPECT_EQ(set.EntriesOf(two, given, &storage).data(), given.data());
+  EXPECT_TRUE(storage.empty());
+  const std::span<const HotSet::Entry> looked_up = set.EntriesOf(two, {}, &storage);
+  ASSERT_EQ(looked_up.size(), 2u);
+  EXPECT_EQ(looked_up[0].index, 0u);
+  EXPECT_EQ(looked_up[1].index, HotSet::kCold);
   EXPECT_EQ(HotSet().Find(0), HotSet::kCold);  // an empty set has every key cold
   EXPECT_EQ(HotSet().Find(~Key{0}), HotSet::kCold);
 }

@@ -49,7 +49,7 @@ TEST(PublishedValues, AnEpochUpdatesOnlyItsKeysAndARepairGetsTheOwnedOnes) {
   const std::vector<hot::Key> keys = {30, 50};
   const std::vector<int> lens = {2, 1};
   const std::vector<float> vals = {7, 8, 9};
-  published.Update(keys, lens, vals);
+  published.Update(SmallHotSet()->LookupAll(keys), lens, vals);
   Repair answer;
   const std::vector<hot::Key> asked = {40, 30, 10, 20};
   published.Fill(asked, &answer);
@@ -64,8 +64,7 @@ TEST(PublishedValues, AnEpochUpdatesOnlyItsKeysAndARepairGetsTheOwnedOnes) {
 TEST(PublishedValues, UpdatesInAnyOrderLandOnTheirKeys) {
   // 900 hot keys of 1-3 values; the server owns every third. Epochs change
   // ascending runs (as the collector gives them), shuffled ones, and keys
-  // it does not own, by key or by hot-set entry; a plain map of what each
-  // key should hold checks all.
+  // it does not own; a plain map of what each key should hold checks all.
   std::vector<hot::HotKey> hot_keys;
   for (std::uint32_t k = 0; k < 900; ++k) hot_keys.push_back({100 + 7 * k, 1 + k % 3, 1000u - k});
   const hot::HotSet set =
@@ -97,11 +96,7 @@ TEST(PublishedValues, UpdatesInAnyOrderLandOnTheirKeys) {
       vals.insert(vals.end(), of_key.begin(), of_key.end());
       if (expected.count(key) != 0) expected[key] = of_key;
     }
-    if (round % 2 == 0) {
-      published.Update(keys, lens, vals);
-    } else {  // by hot-set entries, as an epoch from the collector comes
-      published.Update(set.LookupAll(keys), lens, vals);
-    }
+    published.Update(set.LookupAll(keys), lens, vals);
     Repair answer;
     published.Fill(owned, &answer);
     ASSERT_EQ(answer.keys, owned) << round;

@@ -183,10 +183,7 @@ std::vector<EncodedPacket> PackUpdate(const hot::HotSet& hot_set, const wire::He
                                 std::to_string(entries.size()) + " hot-set entries");
   }
   std::vector<hot::HotSet::Entry> looked_up;
-  if (entries.empty()) {
-    looked_up = hot_set.LookupAll(keys);
-    entries = looked_up;
-  }
+  entries = hot_set.EntriesOf(keys, entries, &looked_up);
   std::vector<wire::CellValue> cells;
   cells.reserve(vals.size());
   for (std::size_t i = 0; i < keys.size(); ++i) {

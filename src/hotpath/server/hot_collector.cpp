@@ -767,10 +767,7 @@ void HotCollector::PublishUpdate(std::uint32_t epoch, std::span<const hot::Key> 
                                  std::span<const hot::HotSet::Entry> entries) {
   Impl& impl = *impl_;
   std::vector<hot::HotSet::Entry> looked_up;  // each key looked up once, if not given
-  if (entries.empty() && !keys.empty()) {
-    looked_up = impl.hot_set->LookupAll(keys);
-    entries = looked_up;
-  }
+  entries = impl.hot_set->EntriesOf(keys, entries, &looked_up);
   const std::vector<std::uint32_t> first_value = CheckHotValues(keys, entries, vals, {});
   // Each key owned and given once, checked by hot-set index in O(keys): an
   // epoch publishes a few of the owned keys.

@@ -29,21 +29,6 @@ bool PublishedValues::SetAll(std::span<const float> values) {
   return true;
 }
 
-void PublishedValues::Update(std::span<const hot::Key> keys, std::span<const int> lens,
-                             std::span<const float> values) {
-  std::size_t from = 0;
-  std::size_t search_from = 0;
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    const std::size_t at = IndexFrom(keys[i], &search_from);
-    const std::size_t len = static_cast<std::size_t>(lens[i]);
-    if (at < keys_.size() && current() && len == static_cast<std::size_t>(lens_[at]) &&
-        from + len <= values.size()) {
-      std::copy_n(values.begin() + from, len, values_.begin() + offsets_[at]);
-    }
-    from += len;
-  }
-}
-
 void PublishedValues::Update(std::span<const hot::HotSet::Entry> entries, std::span<const int> lens,
                              std::span<const float> values) {
   std::size_t from = 0;
@@ -69,36 +54,6 @@ void PublishedValues::Fill(std::span<const hot::Key> keys, Repair* answer) const
     const auto first = values_.begin() + offsets_[i];
     answer->vals.insert(answer->vals.end(), first, first + lens_[i]);
   }
-}
-
-std::size_t PublishedValues::IndexFrom(hot::Key key, std::size_t* from) const {
-  std::size_t low = 0;
-  std::size_t high = keys_.size();
-  // Nearby keys are read in turn (an epoch writes about every tenth key of a
-  // forced set, so the next is a few places on); further ones are searched.
-  constexpr std::size_t kScanned = 16;
-  for (std::size_t i = *from; i < std::min(*from + kScanned, keys_.size()) && keys_[i] <= key;
-       ++i) {
-    if (keys_[i] == key) {
-      *from = i;
-      return i;
-    }
-  }
-  if (*from < keys_.size() && keys_[*from] <= key) {
-    // The key is at *from or after: step ahead until a key not below it
-    // bounds the range (keys_[low] < key once a step was taken).
-    low = *from;
-    high = low;
-    for (std::size_t step = 1, probe = low; probe < keys_.size() && keys_[probe] < key; step *= 2) {
-      low = probe;
-      probe += step;
-      high = std::min(probe, keys_.size());
-    }
-  }
-  const auto at = std::lower_bound(keys_.begin() + static_cast<std::ptrdiff_t>(low),
-                                   keys_.begin() + static_cast<std::ptrdiff_t>(high), key);
-  *from = static_cast<std::size_t>(at - keys_.begin());
-  return at != keys_.end() && *at == key ? *from : keys_.size();
 }
 
 std::size_t PublishedValues::IndexOf(hot::Key key) const {

@@ -34,12 +34,10 @@ class PublishedValues {
   // changes) when their number is not num_values().
   bool SetAll(std::span<const float> values);
 
-  // The values of some owned keys (`keys` with `lens`, values key after
-  // key); keys the server does not own are skipped. Needs current().
-  void Update(std::span<const hot::Key> keys, std::span<const int> lens,
-              std::span<const float> values);
-  // The same for keys given by their hot-set entries (of the hot set of the
-  // last Reset), found without a search.
+  // The values of some owned keys, given by their hot-set entries (of the
+  // hot set of the last Reset) with `lens`, values key after key; keys the
+  // server does not own are skipped. Needs current(). A key is found by its
+  // hot-set index, without a search.
   void Update(std::span<const hot::HotSet::Entry> entries, std::span<const int> lens,
               std::span<const float> values);
 
@@ -51,14 +49,6 @@ class PublishedValues {
   std::size_t IndexOf(hot::Key key) const;
 
  private:
-  // IndexOf for keys asked in ascending order, as an epoch's are: the
-  // search starts at `*from` (where the last one ended, updated), reads the
-  // next few keys in turn and then steps ahead by doubling, so an epoch that
-  // changed n of the N owned keys costs about n log(N / n) comparisons on
-  // nearby memory rather than n log N scattered over the whole list. A key
-  // below keys()[*from] is searched from the start.
-  std::size_t IndexFrom(hot::Key key, std::size_t* from) const;
-
   std::vector<hot::Key> keys_;
   std::vector<int> lens_;
   std::vector<std::size_t> offsets_;              // where each key's values start in values_

@@ -344,11 +344,10 @@ class ServerPathImpl final : public ps::ServerHotPath {
     if (whole) {
       published_.SetAll(published);
     } else {
-      if (epoch.entries.size() == epoch.keys.size()) {
-        published_.Update(epoch.entries, epoch.lens, published);
-      } else {
-        published_.Update(epoch.keys, epoch.lens, published);
-      }
+      // The collector's entries, or (an epoch summed here) a lookup, kept
+      // in the epoch for its publication below.
+      published_.Update(hot_set_->EntriesOf(epoch.keys, epoch.entries, &epoch.entries), epoch.lens,
+                        published);
     }
     apply_micros_ += static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                                std::chrono::steady_clock::now() - applying)
@@ -358,11 +357,9 @@ class ServerPathImpl final : public ps::ServerHotPath {
       const std::span<const libra::hot::Key> keys =
           all ? std::span<const libra::hot::Key>(owned_keys_.data(), owned_keys_.size())
               : std::span<const libra::hot::Key>(epoch.keys);
-      const bool given = !all && epoch.entries.size() == epoch.keys.size();
       collector_->PublishUpdate(epoch.epoch, keys,
                                 std::span<const float>(values->data(), values->size()),
-                                given ? std::span<const libra::hot::HotSet::Entry>(epoch.entries)
-                                      : std::span<const libra::hot::HotSet::Entry>());
+                                all ? std::span<const libra::hot::HotSet::Entry>() : epoch.entries);
     }
     ++epochs_applied_;
     applied_through_ = epoch.epoch;

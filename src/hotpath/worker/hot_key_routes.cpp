@@ -45,10 +45,7 @@ std::vector<HotKeyRoutes::Report> HotKeyRoutes::WrittenKeysOf(
                                 " keys");
   }
   std::vector<hot::HotSet::Entry> looked_up;
-  if (entries.empty()) {
-    looked_up = hot_set_->LookupAll(hot_keys);
-    entries = looked_up;
-  }
+  entries = hot_set_->EntriesOf(hot_keys, entries, &looked_up);
   std::vector<std::vector<std::uint32_t>> positions(keys_of_server_.size());
   std::vector<std::uint64_t> terms(keys_of_server_.size(), 0);
   const SumCheck::Epoch coefficients = check.ForEpoch(epoch);
