@@ -90,14 +90,4 @@ std::uint64_t SumCheck::TermOf(std::uint32_t epoch, std::span<const hot::Key> ke
   return total;
 }
 
-std::optional<std::int32_t> SumCheck::ExactFixed(float sum) const {
-  const std::uint32_t bits = std::bit_cast<std::uint32_t>(sum);
-  const dataplane::FixedValue fixed = codec_.ToFixed(bits);
-  if (fixed.status != dataplane::ConversionStatus::kOk) return std::nullopt;
-  constexpr std::int32_t kExactBelow = 1 << 24;
-  if (fixed.value <= -kExactBelow || fixed.value >= kExactBelow) return std::nullopt;
-  if (codec_.ToFloatBits(fixed.value) != bits) return std::nullopt;  // not a sum the switch makes
-  return fixed.value;
-}
-
 }  // namespace libra::hotpath

@@ -31,6 +31,7 @@
 // the other sums from the workers' own values (server/switch_sum_check.h).
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -89,7 +90,16 @@ class SumCheck {
   // The fixed-point sum a float sum from the switch was converted from,
   // when the float fixes it: the switch's conversion back gives exactly this
   // float (so no other bits), and the sum is below 2^24 in magnitude.
-  std::optional<std::int32_t> ExactFixed(float sum) const;
+  // Inline: the server calls it for every value of every epoch.
+  std::optional<std::int32_t> ExactFixed(float sum) const {
+    const std::uint32_t bits = std::bit_cast<std::uint32_t>(sum);
+    const dataplane::FixedValue fixed = codec_.ToFixed(bits);
+    if (fixed.status != dataplane::ConversionStatus::kOk) return std::nullopt;
+    constexpr std::int32_t kExactBelow = 1 << 24;
+    if (fixed.value <= -kExactBelow || fixed.value >= kExactBelow) return std::nullopt;
+    if (codec_.ToFloatBits(fixed.value) != bits) return std::nullopt;  // not a sum the switch makes
+    return fixed.value;
+  }
 
   static std::uint64_t Add(std::uint64_t a, std::uint64_t b) {
     const std::uint64_t s = a + b;  // both below p < 2^61: no overflow

@@ -90,6 +90,21 @@ bool SwitchSumCheck::Check(CollectedEpoch* epoch, std::span<const hot::Key> from
     summed = std::move(*done);
   }
 
+  // No key summed from values (the common case): the switch's sums stand as
+  // they are, so only their terms are added, and the epoch is not copied.
+  if (from_values.empty()) {
+    std::size_t offset = 0;
+    for (std::size_t i = 0; i < epoch->keys.size(); ++i) {
+      const std::size_t len = static_cast<std::size_t>(epoch->lens[i]);
+      if (!AddSwitchTerms(coefficients, epoch->keys[i],
+                          std::span<const float>(epoch->vals).subspan(offset, len), &found)) {
+        return false;
+      }
+      offset += len;
+    }
+    return found == expected;
+  }
+
   // Put the summed keys in place of the switch's, and add the terms of the
   // sums the switch's floats fix.
   CollectedEpoch out;
@@ -115,11 +130,9 @@ bool SwitchSumCheck::Check(CollectedEpoch* epoch, std::span<const hot::Key> from
         ++next_summed;
       }  // else no worker pushed it: it leaves the epoch
     } else {
-      for (std::size_t j = 0; j < len; ++j) {
-        // KeysToSumFromValues left only keys whose floats fix their sums.
-        const std::optional<std::int32_t> fixed = check_.ExactFixed(epoch->vals[offset + j]);
-        if (!fixed) return false;
-        found = SumCheck::Add(found, coefficients.Term(key, static_cast<std::uint32_t>(j), *fixed));
+      if (!AddSwitchTerms(coefficients, key,
+                          std::span<const float>(epoch->vals).subspan(offset, len), &found)) {
+        return false;
       }
       out.keys.push_back(key);
       out.lens.push_back(epoch->lens[i]);
@@ -130,10 +143,19 @@ bool SwitchSumCheck::Check(CollectedEpoch* epoch, std::span<const hot::Key> from
   }
   if (next_summed != summed.keys.size()) return false;  // as above
   out.saturated_keys = summed.saturated_keys;
-  // With no key summed from values the keys are the same, in order.
-  if (from_values.empty()) out.entries = std::move(epoch->entries);
   *epoch = std::move(out);
   return found == expected;
+}
+
+bool SwitchSumCheck::AddSwitchTerms(const SumCheck::Epoch& coefficients, hot::Key key,
+                                    std::span<const float> sums, std::uint64_t* found) const {
+  for (std::size_t j = 0; j < sums.size(); ++j) {
+    // KeysToSumFromValues left only keys whose floats fix their sums.
+    const std::optional<std::int32_t> fixed = check_.ExactFixed(sums[j]);
+    if (!fixed) return false;
+    *found = SumCheck::Add(*found, coefficients.Term(key, static_cast<std::uint32_t>(j), *fixed));
+  }
+  return true;
 }
 
 void SwitchSumCheck::Forget(std::uint32_t epoch) {

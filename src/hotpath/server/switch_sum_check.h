@@ -62,6 +62,11 @@ class SwitchSumCheck {
   void Forget(std::uint32_t epoch);
 
  private:
+  // Adds to `*found` the terms of one key's sums from the switch; false when
+  // a float does not fix its sum (it should have been summed from values).
+  bool AddSwitchTerms(const SumCheck::Epoch& coefficients, hot::Key key,
+                      std::span<const float> sums, std::uint64_t* found) const;
+
   std::shared_ptr<const hot::HotSet> hot_set_;
   const std::uint32_t num_workers_;
   const int scale_bits_;

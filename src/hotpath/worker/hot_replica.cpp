@@ -13,8 +13,8 @@ HotReplica::HotReplica(const hot::HotSet& hot_set, std::span<const std::uint16_t
       first_epoch_(first_epoch),
       first_value_(hot_set.size() + 1, 0),
       owner_(hot_set.size(), 0),
-      values_(hot_set.num_values(), 0.0f),
-      tags_(hot_set.num_values(), 0) {
+      held_(hot_set.num_values()),
+      cell_target_(hot_set.layout().capacity()) {
   if (!owner_of_key.empty() && owner_of_key.size() != hot_set.size()) {
     throw std::invalid_argument("replica: " + std::to_string(owner_of_key.size()) + " owners for " +
                                 std::to_string(hot_set.size()) + " hot keys");
@@ -30,13 +30,19 @@ HotReplica::HotReplica(const hot::HotSet& hot_set, std::span<const std::uint16_t
     servers_[owner_[k]].keys.push_back(k);
     servers_[owner_[k]].num_values += len;
   }
+  const std::uint32_t cells_per_array = hot_set.layout().cells_per_array;
+  for (std::uint64_t v = 0; v < hot_set.num_values(); ++v) {
+    const hot::CellAddress cell = hot_set.cells()[v];
+    const hot::HotSet::CellOwner owner = *hot_set.OwnerOf(cell);
+    cell_target_[std::uint64_t{cell.array} * cells_per_array + cell.index] =
+        CellTarget{static_cast<std::uint32_t>(v), owner_[owner.key_index]};
+  }
 }
 
 bool HotReplica::Store(std::uint64_t value_index, std::uint32_t tag, float value) {
-  std::uint32_t& held = tags_[value_index];
-  if (held >= tag) return false;
-  held = tag;
-  values_[value_index] = value;
+  Held& held = held_[value_index];
+  if (held.tag >= tag) return false;
+  held = Held{value, tag};
   return true;
 }
 
@@ -72,17 +78,17 @@ HotReplica::ApplyResult HotReplica::Apply(const wire::Header& header,
     }
   }
 
-  const std::uint32_t num_arrays = hot_set_.layout().num_arrays;
+  const hot::SwitchLayout& layout = hot_set_.layout();
   for (const wire::CellValue& cell : cells) {
-    const auto owner = cell.array < num_arrays
-                           ? hot_set_.OwnerOf(hot::CellAddress{cell.array, cell.index})
-                           : std::nullopt;
-    if (!owner || owner_[owner->key_index] != header.node_id) {
+    const CellTarget target =
+        cell.array < layout.num_arrays && cell.index < layout.cells_per_array
+            ? cell_target_[std::uint64_t{cell.array} * layout.cells_per_array + cell.index]
+            : CellTarget{};
+    if (target.value == kNoValue || target.server != header.node_id) {
       ++result.unknown;
       continue;
     }
-    const bool advanced = Store(first_value_[owner->key_index] + owner->offset, epoch + 1,
-                                std::bit_cast<float>(cell.value));
+    const bool advanced = Store(target.value, epoch + 1, std::bit_cast<float>(cell.value));
     advanced ? ++result.advanced : ++result.stale;
   }
   newest_ = std::max(newest_.value_or(epoch), epoch);
@@ -189,7 +195,7 @@ std::optional<std::uint32_t> HotReplica::MaxEpoch() const { return newest_; }
 bool HotReplica::KeyCurrent(std::uint32_t key_index, std::uint32_t epoch) const {
   if (servers_[owner_[key_index]].next > epoch) return true;
   for (std::uint64_t i = first_value_[key_index]; i < first_value_[key_index + 1]; ++i) {
-    if (tags_[i] < epoch + 1) return false;
+    if (held_[i].tag < epoch + 1) return false;
   }
   return true;
 }
@@ -206,7 +212,7 @@ bool HotReplica::Reached(std::span<const hot::HotSet::Entry> entries,
       continue;
     }
     for (std::uint64_t i = first_value_[entry.index]; i < first_value_[entry.index + 1]; ++i) {
-      if (tags_[i] == 0) return false;
+      if (held_[i].tag == 0) return false;
     }
   }
   return true;
@@ -219,9 +225,14 @@ void HotReplica::Read(std::span<const hot::Key> keys, std::vector<float>* vals,
 
 void HotReplica::Read(std::span<const hot::HotSet::Entry> entries, std::vector<float>* vals,
                       std::vector<int>* lens) const {
+  std::size_t total = 0;
+  for (const hot::HotSet::Entry& entry : entries) total += entry.value_len;
+  std::size_t at = vals->size();
+  vals->resize(at + total);
+  if (lens != nullptr) lens->reserve(lens->size() + entries.size());
   for (const hot::HotSet::Entry& entry : entries) {
-    const auto first = values_.begin() + static_cast<std::ptrdiff_t>(first_value_[entry.index]);
-    vals->insert(vals->end(), first, first + entry.value_len);
+    const std::uint64_t first = first_value_[entry.index];
+    for (std::uint64_t v = first; v < first + entry.value_len; ++v) (*vals)[at++] = held_[v].value;
     if (lens != nullptr) lens->push_back(static_cast<int>(entry.value_len));
   }
 }

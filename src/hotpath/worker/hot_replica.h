@@ -121,13 +121,28 @@ class HotReplica {
   void CompleteUpTo(Server& server, std::uint32_t epoch);
   std::uint32_t AdvanceStreams(Server& server);
 
+  // A value and the tag of the epoch it holds, side by side: a REPLICA's
+  // cell is stored with one cache miss, not one per array.
+  struct Held {
+    float value = 0.0f;
+    std::uint32_t tag = 0;
+  };
+  // Where a switch cell's value goes: its place in held_ and the server that
+  // publishes it, found in one load per cell of a REPLICA (the hot set's cell
+  // owner, the key's server and its first value were three).
+  static constexpr std::uint32_t kNoValue = ~std::uint32_t{0};
+  struct CellTarget {
+    std::uint32_t value = kNoValue;  // index in held_; kNoValue: no hot value
+    std::uint16_t server = 0;
+  };
+
   const hot::HotSet& hot_set_;
   const std::uint32_t first_epoch_;
   std::vector<std::uint64_t> first_value_;  // per hot key, prefix sums of value_len
   std::vector<std::uint16_t> owner_;        // per hot key
-  std::vector<float> values_;
-  std::vector<std::uint32_t> tags_;
-  std::vector<Server> servers_;  // index = server id; those with no keys never publish
+  std::vector<Held> held_;                  // per hot value
+  std::vector<CellTarget> cell_target_;     // per switch cell, array after array
+  std::vector<Server> servers_;             // index = server id; those with no keys never publish
   std::optional<std::uint32_t> newest_;
 };
 
