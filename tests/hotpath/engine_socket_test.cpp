@@ -7,15 +7,19 @@
 
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <sys/socket.h>
 
 #include <chrono>
 #include <functional>
+#include <future>
 #include <memory>
+#include <string>
 #include <system_error>
 #include <thread>
 #include <vector>
 
+#include "hotpath/node/engine_loop.h"
 #include "hotpath/worker/hot_sender.h"
 #include "net/udp_socket.h"
 #include "small_hot_set.h"
@@ -97,6 +101,36 @@ TEST(EngineSocket, ASegmentedRunFromTheSwitchIsHandledDatagramByDatagram) {
   ASSERT_EQ(run.packets_sent(), kRun);
   testing::WaitFor([&] { return sender.counters().malformed_packets == kRun; });
   EXPECT_EQ(sender.counters().packets_received, kRun);
+}
+
+// The I/O thread carries the name it was started with, so that top -H and
+// perf tell a node's threads apart.
+TEST(EngineLoop, ItsThreadHasTheNameItWasStartedWith) {
+  class NameReader final : public EngineHandler {
+   public:
+    void OnMessage(const wire::Message&, std::span<const std::uint8_t>,
+                   const UdpEndpoint&) override {}
+    Clock::time_point Progress(Clock::time_point now, net::SendQueue&) override {
+      if (!told_) {
+        char name[16] = {};
+        pthread_getname_np(pthread_self(), name, sizeof(name));
+        name_.set_value(name);
+        told_ = true;
+      }
+      return now + std::chrono::hours(1);
+    }
+    std::future<std::string> Name() { return name_.get_future(); }
+
+   private:
+    std::promise<std::string> name_;
+    bool told_ = false;
+  };
+  NameReader reader;
+  std::future<std::string> name = reader.Name();
+  EngineLoop loop(EngineLoopOptions{});
+  loop.Start(reader, "hot-test-loop");
+  EXPECT_EQ(name.get(), "hot-test-loop");  // the loop's first turn runs Progress
+  loop.Stop();
 }
 
 TEST(EngineSocket, WithoutAReservedSocketTheEngineBindsItsOwn) {

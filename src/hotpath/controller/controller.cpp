@@ -1,5 +1,7 @@
 #include "hotpath/controller/controller.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <cmath>
 #include <exception>
@@ -311,7 +313,11 @@ void Controller::OnSwitchDown(const SwitchDown& down, int sender) {
   SwitchDown notice = down;
   notice.generation = generation_;
   if (app_) app_->Request(switch_down_head_, Encode(notice), ps::kWorkerGroup + ps::kServerGroup);
-  if (!watcher_.joinable()) watcher_ = std::thread([this] { WatchSwitch(); });
+  if (!watcher_.joinable())
+    watcher_ = std::thread([this] {
+      pthread_setname_np(pthread_self(), "hot-switchwatch");
+      WatchSwitch();
+    });
   cond_.notify_all();
 }
 

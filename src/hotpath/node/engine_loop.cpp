@@ -1,5 +1,7 @@
 #include "hotpath/node/engine_loop.h"
 
+#include <pthread.h>
+
 #include "hotpath/node/engine_socket.h"
 
 namespace libra::hotpath {
@@ -25,8 +27,11 @@ EngineLoop::EngineLoop(const EngineLoopOptions& options)
 
 EngineLoop::~EngineLoop() { Stop(); }
 
-void EngineLoop::Start(EngineHandler& handler) {
-  thread_ = std::thread([this, &handler] { Run(handler); });
+void EngineLoop::Start(EngineHandler& handler, const char* thread_name) {
+  thread_ = std::thread([this, &handler, thread_name] {
+    pthread_setname_np(pthread_self(), thread_name);
+    Run(handler);
+  });
 }
 
 void EngineLoop::Stop() {

@@ -111,9 +111,10 @@ class EngineLoop {
   EngineLoop(const EngineLoop&) = delete;
   EngineLoop& operator=(const EngineLoop&) = delete;
 
-  // Starts the I/O thread, which calls `handler` from then until Stop. Call
-  // once the handler's state exists.
-  void Start(EngineHandler& handler);
+  // Starts the I/O thread, named `thread_name` (at most 15 characters, for
+  // top -H and perf), which calls `handler` from then until Stop. Call once
+  // the handler's state exists.
+  void Start(EngineHandler& handler, const char* thread_name);
   // Sets stopping() and joins the thread; notices not run yet are dropped.
   // Call without the lock.
   void Stop();

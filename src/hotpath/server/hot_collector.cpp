@@ -102,7 +102,7 @@ struct HotCollector::Impl final : EngineHandler {
     if (full_plan.packets.size() >= kCollectPollPacket) {
       throw std::invalid_argument("hot collector: more COLLECT packets than a seq can number");
     }
-    loop.Start(*this);
+    loop.Start(*this, "hot-collector");
   }
 
   ~Impl() override { loop.Stop(); }

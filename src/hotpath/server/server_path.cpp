@@ -1,5 +1,7 @@
 #include "hotpath/server/server_path.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
@@ -250,6 +252,7 @@ class ServerPathImpl final : public ps::ServerHotPath {
   // Each epoch's sums into the handle, in epoch order, then the new values
   // out to the switch (while it is up) and to waiting repairs.
   void DispatchInOrder() {
+    pthread_setname_np(pthread_self(), "hot-dispatch");
     while (true) {
       CollectedEpoch epoch;
       {

@@ -75,7 +75,7 @@ struct HotSender::Impl final : EngineHandler {
         queuer(hot_set),
         replica(*hot_set, options.key_owners, options.first_epoch),
         retry(options.retry) {
-    loop.Start(*this);
+    loop.Start(*this, "hot-sender");
   }
 
   ~Impl() override {

@@ -1,5 +1,7 @@
 #include "hotpath/worker/worker_path.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -474,6 +476,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
   }
 
   void CompleteInOrder() {
+    pthread_setname_np(pthread_self(), "hot-completer");
     std::optional<Task> task;
     while (true) {
       tasks_.WaitAndPop(&task);
@@ -576,6 +579,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
   // Repairs what the sender reports as gaps, and the whole replica when it
   // lags (replica_lag.h).
   void WatchReplica() {
+    pthread_setname_np(pthread_self(), "hot-watchdog");
     ReplicaLag lag(kRepairAfter);
     std::unique_lock<std::mutex> lock(watch_mu_);
     while (true) {
