@@ -3,11 +3,14 @@
 //   build/bench/train/train_bench --benchmark_out=train.json --benchmark_out_format=json
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <random>
 #include <string>
 
 #include "data/dataset.h"
 #include "train/batch.h"
+#include "train/bsp_round.h"
 #include "train/local_trainer.h"
 #include "train/synthetic_data.h"
 
@@ -147,6 +150,34 @@ BENCHMARK(BM_ParseText)
     ->Arg(static_cast<int>(SyntheticFormat::kLibsvm))
     ->Arg(static_cast<int>(SyntheticFormat::kCriteo))
     ->Unit(benchmark::kMillisecond);
+
+// A server's merge of one BSP round: `workers` pushes of 2,400 keys each
+// (drawn from 1M, so a few are shared), value length 1 (LR). Arg 1 = 1: the
+// keys of every push ascend (merged by cursor); 0: each push shuffled
+// (merged by hash table), the reference in the same run.
+void BM_BspRoundMerge(benchmark::State& state) {
+  const auto workers = static_cast<uint32_t>(state.range(0));
+  const bool ascending = state.range(1) == 1;
+  std::mt19937_64 rng(7);
+  BspRound round(workers, 1);
+  for (uint32_t w = 0; w < workers; ++w) {
+    std::vector<ps::Key> keys;
+    for (int i = 0; i < 2400; ++i) keys.push_back(rng() % 1'000'000);
+    std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    if (!ascending) std::shuffle(keys.begin(), keys.end(), rng);
+    std::vector<float> grads(keys.size(), 0.25f);
+    round.Add(static_cast<int>(w) * 2 + 9, 1, ps::SArray<ps::Key>(keys), ps::SArray<float>(grads));
+  }
+  std::vector<ps::Key> merged_keys;
+  std::vector<float> sums;
+  for (auto _ : state) {
+    round.Merge(&merged_keys, &sums);
+    benchmark::DoNotOptimize(sums.data());
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * 2400 * workers);
+}
+BENCHMARK(BM_BspRoundMerge)->ArgNames({"workers", "ascending"})->ArgsProduct({{1, 2, 4}, {0, 1}});
 
 }  // namespace
 }  // namespace libra::train

@@ -36,7 +36,10 @@ class BspRound {
 
   // The per-key sum of all pushes, added up in ascending sender order (the
   // worker rank order, as node ids are assigned by rank). `keys` lists each
-  // key once, in the order it was first met in that sequence.
+  // key once: ascending when the round has one or two pushes and their keys
+  // ascend (merged by cursors), else in the order it was first met in that
+  // sequence (merged by a hash table; PS-lite asks for sorted keys but does
+  // not check).
   void Merge(std::vector<ps::Key>* keys, std::vector<float>* sums) const;
 
   // Starts the next round.
@@ -48,6 +51,9 @@ class BspRound {
     ps::SArray<ps::Key> keys;
     ps::SArray<float> gradients;
   };
+
+  void MergeAscending(std::vector<ps::Key>* keys, std::vector<float>* sums) const;
+  void MergeByHash(std::vector<ps::Key>* keys, std::vector<float>* sums) const;
 
   uint32_t expected_;
   uint32_t value_length_;

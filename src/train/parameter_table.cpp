@@ -45,7 +45,7 @@ void ParameterTable::Pull(const ParameterKey* keys, size_t count, float* out) {
 }
 
 void ParameterTable::Push(const ParameterKey* keys, size_t count, const float* gradient_sum,
-                          uint32_t contributors) {
+                          uint32_t contributors, float* values_after) {
   FindAll(keys, count);
   constexpr size_t kAhead = 4;
   for (size_t i = 0; i < count; ++i) {
@@ -53,6 +53,8 @@ void ParameterTable::Push(const ParameterKey* keys, size_t count, const float* g
     float* entry = Entry(entries_[i]);
     optimizer_.Update(entry, entry + value_length_, gradient_sum + i * value_length_, contributors,
                       value_length_);
+    if (values_after != nullptr)
+      std::copy_n(entry, value_length_, values_after + i * value_length_);
   }
 }
 

@@ -21,9 +21,11 @@ class ParameterTable {
 
   // Copies the value_length() values of each of the `count` keys to `out`.
   void Pull(const ParameterKey* keys, size_t count, float* out);
-  // One optimizer step per key from the sum of `contributors` workers' gradients.
+  // One optimizer step per key from the sum of `contributors` workers'
+  // gradients. `values_after`, when given, takes each key's values after
+  // its step, as Pull would give them (the key is looked up once for both).
   void Push(const ParameterKey* keys, size_t count, const float* gradient_sum,
-            uint32_t contributors);
+            uint32_t contributors, float* values_after = nullptr);
 
   // A hash of every key and the bits of its values, independent of the order
   // keys were created in: two tables with the same model give the same number.

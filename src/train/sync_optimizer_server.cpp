@@ -99,12 +99,30 @@ void SyncOptimizerServer::ApplyRound(Path& path) {
   } else {
     ++stats_.rounds;
   }
+  // A round of one push that asks for its keys' values back (the switch's:
+  // the hot path publishes them), when those are the keys stepped in the
+  // same order (no key dropped, keys ascending): the step gives the values
+  // without a second lookup.
+  const bool answer_from_step =
+      path.held.size() == 1 && path.held[0].meta.pull &&
+      std::equal(merged_keys_.begin(), merged_keys_.end(), path.held[0].data.keys.begin(),
+                 path.held[0].data.keys.end());
+  ps::KVPairs<float> stepped;
+  if (answer_from_step) {
+    stepped.keys = path.held[0].data.keys;
+    stepped.vals.resize(merged_keys_.size() * model_->value_length());
+  }
   table_.Push(merged_keys_.data(), merged_keys_.size(), merged_sums_.data(),
-              path.round.expected_contributions());
+              path.round.expected_contributions(),
+              answer_from_step ? stepped.vals.data() : nullptr);
   stats_.keys_updated += merged_keys_.size();
   if (!from_switch && on_worker_round_) on_worker_round_();
   for (const HeldRequest& r : path.held) {
-    r.respond(r.meta, r.meta.pull ? Values(r.data.keys) : ps::KVPairs<float>());
+    if (answer_from_step) {
+      r.respond(r.meta, stepped);
+    } else {
+      r.respond(r.meta, r.meta.pull ? Values(r.data.keys) : ps::KVPairs<float>());
+    }
   }
   path.held.clear();
   path.round.Clear();

@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
+#include <numeric>
+#include <random>
 #include <set>
 #include <vector>
 
@@ -88,6 +91,67 @@ TEST(BspRoundTest, MergesInSenderOrderWhateverTheArrivalOrder) {
   EXPECT_EQ(keys_a, keys_b);
   EXPECT_EQ(std::memcmp(sums_a.data(), sums_b.data(), sizeof(float)), 0);
   EXPECT_EQ(sums_a[0], (0.0f + 1e8f + 1.0f) + -1e8f);
+}
+
+// Up to two ascending pushes are merged by cursors, unsorted ones (and more
+// pushes) by a hash table: the same rounds in both forms give the same sums,
+// bit for bit, per key (keys ascending from the cursors).
+TEST(BspRoundTest, SortedAndUnsortedPushesGiveTheSameSums) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> gradient(-1e4f, 1e4f);
+  for (int trial = 0; trial < 40; ++trial) {
+    const uint32_t workers = 1 + rng() % 5, length = 1 + rng() % 3;
+    BspRound sorted(workers, length), unsorted(workers, length);
+    for (uint32_t w = 0; w < workers; ++w) {
+      std::map<ps::Key, Values> push;  // ascending, some keys shared between workers
+      const size_t count = rng() % 60;
+      for (size_t i = 0; i < count; ++i) {
+        Values g(length);
+        for (float& v : g) v = gradient(rng) * (rng() % 7 == 0 ? 1e-6f : 1.0f);
+        push[rng() % 90] = g;
+      }
+      Keys keys;
+      Values vals;
+      for (const auto& [key, g] : push) {
+        keys.push_back(key);
+        vals.insert(vals.end(), g.begin(), g.end());
+      }
+      // Workers added in a shuffled order: the merge orders them by sender.
+      ASSERT_TRUE(sorted.Add(Worker(w), 1, ps::SArray<ps::Key>(keys), ps::SArray<float>(vals)));
+      std::vector<size_t> order(keys.size());
+      std::iota(order.begin(), order.end(), 0);
+      std::shuffle(order.begin(), order.end(), rng);
+      Keys shuffled_keys;
+      Values shuffled_vals;
+      for (size_t i : order) {
+        shuffled_keys.push_back(keys[i]);
+        shuffled_vals.insert(shuffled_vals.end(), vals.begin() + i * length,
+                             vals.begin() + (i + 1) * length);
+      }
+      ASSERT_TRUE(unsorted.Add(Worker(w), 1, ps::SArray<ps::Key>(shuffled_keys),
+                               ps::SArray<float>(shuffled_vals)));
+    }
+    Keys keys_sorted, keys_unsorted;
+    Values sums_sorted, sums_unsorted;
+    sorted.Merge(&keys_sorted, &sums_sorted);
+    unsorted.Merge(&keys_unsorted, &sums_unsorted);
+    if (workers <= 2) {
+      EXPECT_TRUE(std::is_sorted(keys_sorted.begin(), keys_sorted.end()));
+    }
+    ASSERT_EQ(std::set<ps::Key>(keys_sorted.begin(), keys_sorted.end()).size(), keys_sorted.size());
+    std::map<ps::Key, Values> by_key;
+    for (size_t i = 0; i < keys_unsorted.size(); ++i) {
+      by_key[keys_unsorted[i]].assign(sums_unsorted.begin() + i * length,
+                                      sums_unsorted.begin() + (i + 1) * length);
+    }
+    ASSERT_EQ(by_key.size(), keys_sorted.size()) << trial;
+    for (size_t i = 0; i < keys_sorted.size(); ++i) {
+      const Values& want = by_key.at(keys_sorted[i]);
+      EXPECT_EQ(std::memcmp(want.data(), sums_sorted.data() + i * length, length * sizeof(float)),
+                0)
+          << "key " << keys_sorted[i] << ", trial " << trial;
+    }
+  }
 }
 
 TEST(BspRoundTest, RefusesASecondPushOfOneSenderAndOvershooting) {
@@ -361,6 +425,28 @@ TEST(SyncOptimizerServerTest, TheSwitchPathsPullReadsTheUpdatedHotValues) {
   ASSERT_EQ(values.size(), 2u);
   EXPECT_FLOAT_EQ(values[0], before[0] - 8.0f / 4);
   EXPECT_EQ(values[1], before[1]) << "an untouched hot key was stepped";
+}
+
+// The switch's push asks for its keys' values back. Whether every key was
+// stepped (values from the step itself) or one summed to zero and was not
+// (values read again), the answer is what a pull reads after the round.
+TEST(SyncOptimizerServerTest, ASwitchPushPullIsAnsweredWithItsKeysValuesAfterTheRound) {
+  for (const bool one_untouched : {false, true}) {
+    SyncOptimizerServer server(Fm(), {.kind = OptimizerKind::kAdagrad, .learning_rate = 0.1f}, 2);
+    const Keys hot{4, 9, 13};
+    Values sums(hot.size() * server.value_length(), 0.5f);
+    if (one_untouched)
+      std::fill_n(sums.begin() + server.value_length(), server.value_length(), 0.0f);
+    ps::KVMeta meta = SwitchPushMeta(2);
+    meta.pull = true;
+    Responses r;
+    server.Handle(meta, Pairs(hot, sums), r.Sink());
+    ASSERT_EQ(r.sent.size(), 1u);
+    const auto& answer = r.sent[0].second;
+    EXPECT_EQ(Keys(answer.keys.begin(), answer.keys.end()), hot);
+    EXPECT_EQ(Values(answer.vals.begin(), answer.vals.end()), Pull(server, hot)) << one_untouched;
+    EXPECT_EQ(server.stats().switch_keys_untouched, one_untouched ? 1u : 0u);
+  }
 }
 
 TEST(SyncOptimizerServerTest, ASwitchPushOfTheWrongWorkerCountIsCountedAndAnswered) {
