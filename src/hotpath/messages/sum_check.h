@@ -36,6 +36,7 @@
 #include <optional>
 #include <span>
 
+#include "data/feature_hash.h"
 #include "hot/hot_set.h"
 #include "hotpath/messages/update_auth.h"
 #include "wire/fixed_point.h"
@@ -107,8 +108,64 @@ class SumCheck {
   }
 
  private:
+  // Field arithmetic mod p, inline with the terms below: a worker computes
+  // a term for every value it pushes, a server for every sum it checks.
+  // x mod p for any 64-bit x (2^61 = 1 mod p).
+  static std::uint64_t Reduce(std::uint64_t x) {
+    const std::uint64_t r = (x & kPrime) + (x >> 61);
+    return r >= kPrime ? r - kPrime : r;
+  }
+  // a * b mod p, a and b below p.
+  static std::uint64_t MulMod(std::uint64_t a, std::uint64_t b) {
+    const unsigned __int128 product = static_cast<unsigned __int128>(a) * b;
+    const std::uint64_t low = static_cast<std::uint64_t>(product) & kPrime;
+    const std::uint64_t high = static_cast<std::uint64_t>(product >> 61);
+    return Add(low, Reduce(high));
+  }
+  // A signed integer as an element of the field.
+  static std::uint64_t FieldOf(std::int64_t fixed) {
+    if (fixed >= 0) return Reduce(static_cast<std::uint64_t>(fixed));
+    const std::uint64_t magnitude = Reduce(0 - static_cast<std::uint64_t>(fixed));
+    return magnitude == 0 ? 0 : kPrime - magnitude;
+  }
+
   std::uint64_t seed_[2];
   dataplane::FixedPointCodec codec_;
 };
+
+inline std::int32_t SumCheck::AddedValue(float value) const {
+  const dataplane::FixedValue fixed = codec_.ToFixed(std::bit_cast<std::uint32_t>(value));
+  return fixed.status == dataplane::ConversionStatus::kRejected ? 0 : fixed.value;
+}
+
+// The mix is splitmix64's finaliser (every input bit moves about half the
+// output bits).
+inline SumCheck::Epoch::Epoch(const SumCheck& check, std::uint32_t epoch)
+    : check_(&check), epoch_part_(libra::train::Mix64(check.seed_[1] ^ epoch)) {}
+
+inline std::uint64_t SumCheck::Epoch::KeyPart(hot::Key key) const {
+  return (check_->seed_[0] ^ key) + epoch_part_;
+}
+
+inline std::uint64_t SumCheck::Epoch::Coefficient(std::uint64_t key_part, std::uint32_t j) const {
+  // Places apart by an odd constant (the golden ratio's): distinct inputs.
+  const std::uint64_t r = Reduce(libra::train::Mix64(key_part + j * 0x9e3779b97f4a7c15ULL));
+  return r == 0 ? 1 : r;  // never 0: every value counts
+}
+
+inline std::uint64_t SumCheck::Epoch::Term(hot::Key key, std::uint32_t j,
+                                           std::int64_t fixed) const {
+  return MulMod(Coefficient(KeyPart(key), j), FieldOf(fixed));
+}
+
+inline std::uint64_t SumCheck::Epoch::KeyTerm(hot::Key key, std::span<const float> values) const {
+  const std::uint64_t key_part = KeyPart(key);
+  std::uint64_t total = 0;
+  for (std::uint32_t j = 0; j < values.size(); ++j) {
+    const std::int32_t q = check_->AddedValue(values[j]);
+    if (q != 0) total = Add(total, MulMod(Coefficient(key_part, j), FieldOf(q)));
+  }
+  return total;
+}
 
 }  // namespace libra::hotpath
