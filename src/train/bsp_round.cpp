@@ -58,10 +58,12 @@ void BspRound::MergeAscending(std::vector<ps::Key>* keys, std::vector<float>* su
     const Push& p = pushes_[s];
     next_keys.resize(keys->size() + p.keys.size());
     next_sums.resize(next_keys.size() * length);
+    const size_t held_keys = keys->size(), pushed_keys = p.keys.size();
     size_t a = 0, b = 0, out = 0;
-    while (a < keys->size() || b < p.keys.size()) {
-      const bool take_a = b == p.keys.size() || (a < keys->size() && (*keys)[a] <= p.keys[b]);
-      const bool take_b = a == keys->size() || (b < p.keys.size() && p.keys[b] <= (*keys)[a]);
+    while (a < held_keys || b < pushed_keys) {
+      // The smaller key next; an equal key from both.
+      const bool take_a = a < held_keys && (b == pushed_keys || (*keys)[a] <= p.keys[b]);
+      const bool take_b = b < pushed_keys && (a == held_keys || p.keys[b] <= (*keys)[a]);
       float* sum = next_sums.data() + out * length;
       // Value by value, not copy_n / fill_n: a value or a few per key, where
       // a library call per key cost more than the merge.

@@ -117,10 +117,10 @@ void SyncOptimizerServer::ApplyRound(Path& path) {
               answer_from_step ? stepped.vals.data() : nullptr);
   stats_.keys_updated += merged_keys_.size();
   if (!from_switch && on_worker_round_) on_worker_round_();
-  for (const HeldRequest& r : path.held) {
-    if (answer_from_step) {
-      r.respond(r.meta, stepped);
-    } else {
+  if (answer_from_step) {
+    path.held[0].respond(path.held[0].meta, stepped);
+  } else {
+    for (const HeldRequest& r : path.held) {
       r.respond(r.meta, r.meta.pull ? Values(r.data.keys) : ps::KVPairs<float>());
     }
   }
