@@ -586,7 +586,7 @@ class KVServer : public SimpleApp {
       KVMeta meta;
       meta.cmd = 0;
       meta.push = r.push;
-      meta.pull = !r.push;
+      meta.pull = r.pull;
       meta.sender = -1;
       meta.timestamp = r.timestamp;
       meta.customer_id = 0;

@@ -140,6 +140,17 @@ INSTANTIATE_TEST_SUITE_P(Libra, HotPathCustomersAsWorkers,
                                          CustomersCase{2, 2, 2}, CustomersCase{1, 2, 1}),
                          libra::test_support::CustomersCaseName);
 
+// A server whose request handle answers only pulls (PS-lite's before
+// PushPull) still gets each epoch's values: pulled after the push, once its
+// answer to the first push that asked for them came without values
+// (multi_worker_program checks the servers' counts and the exact sums).
+TEST(HotPathCustomersAsWorkersHandles, AHandleThatAnswersOnlyPullsIsPulledAfterEachPush) {
+  libra::test_support::SwitchdProcess sw;
+  std::ostringstream output;
+  EXPECT_EQ(RunCustomersAsWorkers(sw, CustomersCase{2, 1, 2}, "hot-pushonly", &output), 0)
+      << output.str();
+}
+
 // The switch dies at hot epoch 10 and stays dead: the SWITCH_DOWN the
 // controller sends to every worker id reaches each customer's own path,
 // which falls back once; the servers sum the rest and the sums stay exact.

@@ -15,14 +15,20 @@
 // With `hot-restart` (the switch dies, and another is started in its place)
 // each customer, after its first pushes, waits until the hot path has
 // resumed, and its later pushes go through the new switch.
-// Usage: multi_worker_program CUSTOMERS [hot|hot-dies|hot-restart]. A failed
-// check exits non-zero.
+//
+// The servers' handle is PS-lite's default, which answers a push that asks
+// for values (PushPull), so each hot epoch's values come back with the
+// switch's push; with `hot-pushonly` it is one that answers only pulls (as
+// PS-lite's did before PushPull), and every epoch's values are pulled.
+// Usage: multi_worker_program CUSTOMERS [hot|hot-dies|hot-restart|hot-pushonly].
+// A failed check exits non-zero.
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <set>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "hotpath/hot_path.h"
@@ -67,6 +73,22 @@ nlohmann::json OwnWorkerReport(int customer_id, int customers) {
 // before K) cold; through its own sender, or (`switch_dies`) through its
 // sender until the switch died, then to the servers after one fallback.
 enum class SwitchFate { kLives, kDies, kRestarts };
+
+// The request handle of PS-lite before PushPull: a request that pushes is
+// answered without values, whether or not it also asks for them.
+struct PushOnlyHandle {
+  void operator()(const KVMeta& meta, const KVPairs<float>& data, KVServer<float>* server) {
+    KVPairs<float> res;
+    if (meta.push) {
+      for (size_t i = 0; i < data.keys.size(); ++i) store[data.keys[i]] += data.vals[i];
+    } else {
+      res.keys = data.keys;
+      for (Key key : data.keys) res.vals.push_back(store[key]);
+    }
+    server->Response(meta, res);
+  }
+  std::unordered_map<Key, float> store;
+};
 
 void CheckHotPath(int customer_id, int customers, SwitchFate fate) {
   const int hot_epochs = kPushes - SampleEpochs();
@@ -150,7 +172,8 @@ int main(int argc, char** argv) {
   const SwitchFate fate = mode == "hot-dies"      ? SwitchFate::kDies
                           : mode == "hot-restart" ? SwitchFate::kRestarts
                                                   : SwitchFate::kLives;
-  const bool hot = mode == "hot" || fate != SwitchFate::kLives;
+  const bool push_only = mode == "hot-pushonly";
+  const bool hot = mode == "hot" || push_only || fate != SwitchFate::kLives;
   const char* role = std::getenv("DMLC_ROLE");
   if (role != nullptr && std::string(role) == "worker") {
     std::vector<std::thread> threads;
@@ -162,7 +185,11 @@ int main(int argc, char** argv) {
   KVServer<float>* server = nullptr;
   if (IsServer()) {
     server = new KVServer<float>(0);
-    server->set_request_handle(KVServerDefaultHandle<float>());
+    if (push_only) {
+      server->set_request_handle(PushOnlyHandle());
+    } else {
+      server->set_request_handle(KVServerDefaultHandle<float>());
+    }
   }
   Finalize(0, true);
   if (hot && server != nullptr) {
@@ -174,6 +201,15 @@ int main(int argc, char** argv) {
         << report.dump();
     CHECK_EQ(report.at("fallback").at("resumes").get<int>(), fate == SwitchFate::kRestarts ? 1 : 0)
         << report.dump();
+    if (fate == SwitchFate::kLives) {
+      // The first hot epoch publishes every owned key (a pull); each later
+      // one the values its push asked for, unless the handle answers only
+      // pulls.
+      const int epochs = kPushes - SampleEpochs();
+      CHECK_EQ(report.at("values_with_push").get<int>(), push_only ? 0 : epochs - 1)
+          << report.dump();
+      CHECK_EQ(report.at("values_pulled").get<int>(), push_only ? epochs : 1) << report.dump();
+    }
   }
   delete server;
   return 0;

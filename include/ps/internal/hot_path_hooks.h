@@ -58,7 +58,8 @@ class WorkerHotPath {
 class ServerHotPath {
  public:
   struct Request {
-    bool push = false;
+    bool push = false;  // vals are the sums to apply
+    bool pull = false;  // answer with the keys' values (after the push, when both)
     int timestamp = 0;
     int num_merged = 1;
     SArray<Key> keys;

@@ -303,39 +303,52 @@ class ServerPathImpl final : public ps::ServerHotPath {
     // (Those from the switch were checked, and their saturated sums made
     // exact, by CheckSwitchSums.)
     if (!epoch.from_switch && !epoch.saturated_keys.empty()) SumSaturatedExactly(&epoch);
-    Request push;
-    push.push = true;
-    push.num_merged = static_cast<int>(epoch.num_merged);
-    push.keys.CopyFrom(epoch.keys.data(), epoch.keys.size());
-    push.vals.CopyFrom(epoch.vals.data(), epoch.vals.size());
-    push.lens.CopyFrom(epoch.lens.data(), epoch.lens.size());
-    const auto applying = std::chrono::steady_clock::now();
-    if (!Call(push)) return false;
-
     // Only the keys pushed this epoch changed: the handle is asked for
     // those, and they go out and update the copy kept for repairs. The first
     // epoch (or one after the copy was lost) asks for every owned key, and a
     // collector's first epoch publishes them all, which gives the workers'
     // replicas their first value of every key.
-    bool whole;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      whole =
-          !published_.current() || (collector_ && !fallback_ && epoch.epoch == publish_all_from_);
-    }
-    Request pull;
-    size_t asked_values = published_.num_values();
-    if (whole) {
-      pull.keys = owned_keys_;
-      pull.lens = owned_lens_;
-    } else {
-      pull.keys = push.keys;
-      pull.lens = push.lens;
-      asked_values = push.vals.size();
-    }
-    std::optional<ps::SArray<float>> values = Call(pull);
+    Request push;
+    push.push = true;
+    // Asked with the push itself (PS-lite's PushPull) where a handle answers
+    // that: it saves a request on the path that every worker's next
+    // iteration waits for. (A handle that answers only the push is asked
+    // with a pull from then on.)
+    push.pull = !PublishesWhole(epoch.epoch) && handle_answers_push_pull_;
+    push.num_merged = static_cast<int>(epoch.num_merged);
+    push.keys.CopyFrom(epoch.keys.data(), epoch.keys.size());
+    push.vals.CopyFrom(epoch.vals.data(), epoch.vals.size());
+    push.lens.CopyFrom(epoch.lens.data(), epoch.lens.size());
+    const auto applying = std::chrono::steady_clock::now();
+    std::optional<ps::SArray<float>> values = Call(push);
     if (!values) return false;
+    // Decided again after the push: a fallback or a RESUME meanwhile may
+    // have made this epoch publish every key.
+    const bool whole = PublishesWhole(epoch.epoch);
+    size_t asked_values = push.vals.size();
+    const bool pulled = whole || !push.pull || values->size() != asked_values;
+    if (pulled) {
+      if (push.pull && !whole) {
+        LOG(INFO) << "libra: the request handle answered a push that asked for values with "
+                  << values->size() << " values, not " << asked_values
+                  << "; the hot keys' values are pulled after each push from now on";
+        handle_answers_push_pull_ = false;
+      }
+      Request pull;
+      pull.pull = true;
+      if (whole) {
+        pull.keys = owned_keys_;
+        pull.lens = owned_lens_;
+        asked_values = published_.num_values();
+      } else {
+        pull.keys = push.keys;
+        pull.lens = push.lens;
+      }
+      values = Call(pull);
+      if (!values) return false;
+    }
     std::lock_guard<std::mutex> lock(mu_);
+    ++(pulled ? values_pulled_ : values_with_push_);
     if (values->size() != asked_values) {
       LOG(ERROR) << "libra: the request handle answered the hot keys' pull with " << values->size()
                  << " values, not " << asked_values << "; epoch " << epoch.epoch
@@ -562,6 +575,14 @@ class ServerPathImpl final : public ps::ServerHotPath {
   }
 
   // Runs the handle and waits for its Response; nullopt when stopping.
+  // Whether the values published after `epoch` are those of every owned
+  // key (the copy kept for repairs is not current, or a collector's first
+  // epoch) rather than those of the keys pushed.
+  bool PublishesWhole(uint32_t epoch) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return !published_.current() || (collector_ && !fallback_ && epoch == publish_all_from_);
+  }
+
   std::optional<ps::SArray<float>> Call(Request request) {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -585,6 +606,8 @@ class ServerPathImpl final : public ps::ServerHotPath {
                           {"packet_repairs_answered", packet_repairs_answered_},
                           {"packet_repair_wait_micros", packet_repair_wait_micros_},
                           {"apply_micros", apply_micros_},
+                          {"values_with_push", values_with_push_},
+                          {"values_pulled", values_pulled_},
                           {"fallback",
                            {{"fallbacks", fallbacks_},
                             {"resumes", resumes_},
@@ -683,6 +706,9 @@ class ServerPathImpl final : public ps::ServerHotPath {
 
   std::map<int, ps::SArray<float>> responses_;
   int next_timestamp_ = 0;
+  // Whether the request handle answers a push that asks for values (the
+  // dispatcher's; cleared the first time it does not).
+  bool handle_answers_push_pull_ = true;
   uint64_t epochs_applied_ = 0;
   std::optional<uint32_t> published_epoch_;
   std::list<std::pair<ps::SimpleData, Repair>> waiting_repairs_;
@@ -698,6 +724,8 @@ class ServerPathImpl final : public ps::ServerHotPath {
   uint64_t packet_repairs_answered_ = 0;
   uint64_t packet_repair_wait_micros_ = 0;  // from a request's arrival to its answer, summed
   uint64_t apply_micros_ = 0;               // the handle's push and pull of each epoch, summed
+  // Epochs whose new values came back with the push, and those pulled after it.
+  uint64_t values_with_push_ = 0, values_pulled_ = 0;
   uint64_t fallbacks_ = 0, resumes_ = 0, fallback_epochs_ = 0, fallback_pushes_ = 0;
   uint64_t fallback_pushes_late_ = 0, fallback_pushes_refused_ = 0;
   uint64_t saturated_exact_ = 0, saturated_clamped_ = 0;
