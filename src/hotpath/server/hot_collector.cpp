@@ -12,6 +12,7 @@
 #include "hotpath/messages/hot_packets.h"
 #include "hotpath/messages/written_keys.h"
 #include "hotpath/node/engine_loop.h"
+#include "hotpath/node/epoch_trace.h"
 #include "hotpath/node/retry_clock.h"
 
 namespace libra::hotpath {
@@ -468,6 +469,7 @@ void HotCollector::Impl::SendUpdates(Clock::time_point now, net::SendQueue& out)
 
 void HotCollector::Impl::HandleReady(std::uint32_t epoch) {
   if (epoch < next_epoch) return;  // a READY resent or for an epoch already done
+  if (!ready_upto || epoch > *ready_upto) TraceEpoch("ready", options.server_id, epoch);
   ready_upto = std::max(ready_upto.value_or(epoch), epoch);
   if (!full_plan.packets.empty()) return;
   // Nothing to read: every ready epoch is complete at once.
@@ -621,6 +623,7 @@ void HotCollector::Impl::AddWrittenKey(std::size_t i, CollectedEpoch* epoch) con
 }
 
 void HotCollector::Impl::Finish(HotPathStatus status) {
+  TraceEpoch("collected", options.server_id, next_epoch);
   CollectedEpoch epoch;
   epoch.epoch = next_epoch;
   epoch.status = status;

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "hotpath/node/epoch_trace.h"
 #include "hotpath/node/hot_path_node.h"
 #include "hotpath/server/fallback_aggregator.h"
 #include "hotpath/server/hot_collector.h"
@@ -281,6 +282,7 @@ class ServerPathImpl final : public ps::ServerHotPath {
       // Sums from the switch are checked first; the check may wait for the
       // workers' terms, and the fallback may deliver the epoch meanwhile.
       if (epoch.from_switch && !CheckSwitchSums(&epoch)) continue;
+      TraceEpoch("checked", ps::Postoffice::Get()->my_rank(), epoch.epoch);
       {
         std::lock_guard<std::mutex> lock(mu_);
         aggregator_->Forget(next_apply_);
@@ -322,6 +324,7 @@ class ServerPathImpl final : public ps::ServerHotPath {
     const auto applying = std::chrono::steady_clock::now();
     std::optional<ps::SArray<float>> values = Call(push);
     if (!values) return false;
+    TraceEpoch("applied", ps::Postoffice::Get()->my_rank(), epoch.epoch);
     // Decided again after the push: a fallback or a RESUME meanwhile may
     // have made this epoch publish every key.
     const bool whole = PublishesWhole(epoch.epoch);
@@ -377,6 +380,7 @@ class ServerPathImpl final : public ps::ServerHotPath {
                                 std::span<const float>(values->data(), values->size()),
                                 all ? std::span<const libra::hot::HotSet::Entry>() : epoch.entries);
     }
+    TraceEpoch("published", ps::Postoffice::Get()->my_rank(), epoch.epoch);
     ++epochs_applied_;
     applied_through_ = epoch.epoch;
     if (sum_check_) sum_check_->Forget(epoch.epoch);

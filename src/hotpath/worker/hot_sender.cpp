@@ -10,6 +10,7 @@
 
 #include "hotpath/messages/hot_packets.h"
 #include "hotpath/node/engine_loop.h"
+#include "hotpath/node/epoch_trace.h"
 #include "hotpath/node/retry_clock.h"
 #include "hotpath/worker/hot_replica.h"
 
@@ -222,6 +223,7 @@ void HotSender::Impl::HandleAck(const wire::Header& ack) {
       epoch.sent_at = {};
       epoch.resent = {};
       epoch.send_order = {};
+      TraceEpoch("fin_acked", options.worker_id, epoch.epoch());
       epoch.done->set_value(HotPathStatus::kOk);
       ++counters.epochs_acked;
       retry.OnProgress();
@@ -273,6 +275,7 @@ void HotSender::Impl::HandleReplica(std::span<const std::uint8_t> bytes,
   counters.replica_values += result.advanced;
   counters.stale_replica_values += result.stale;
   counters.replica_epochs += result.epochs_completed;
+  if (result.epochs_completed > 0) TraceEpoch("replica", options.worker_id, message.header.epoch);
   if (result.rejected || result.unknown != 0) loop.CountIgnored();
   if (result.rejected) return;
   // The epoch is still arriving: on a slow link its REPLICAs take longer

@@ -13,6 +13,7 @@
 
 #include "hot/hot_set.h"
 #include "hot/hot_switch_layout.h"
+#include "hotpath/node/epoch_trace.h"
 #include "hotpath/node/hot_path_node.h"
 #include "hotpath/worker/hot_key_routes.h"
 #include "hotpath/worker/hot_sender.h"
@@ -138,6 +139,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     resume_cond_.wait(lock, [this] { return !hold_from_ || next_epoch_ < *hold_from_; });
     if (epochs_pushed_++ == 0) next_epoch_ = resume_epoch.load();
     const uint32_t epoch = next_epoch_++;
+    TraceEpoch("push", static_cast<int>(sender_options_.worker_id), epoch);
     if (epoch < join_epoch_) sampler_.Count(all);
     if (epoch <= join_epoch_) sampler_.NotePushAt(std::chrono::steady_clock::now());
     if (epoch >= join_epoch_ && !joined_) SendJoin(all, epoch);
@@ -204,6 +206,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     }
     // An epoch without hot keys still counts on the switch (FIN) or the
     // servers (an empty FALLBACK_PUSH), but nobody waits for it.
+    TraceEpoch("packed", static_cast<int>(sender_options_.worker_id), epoch);
     if (hot.keys.empty() && !pull_back) return false;
     AddTask(std::move(task));
     return true;
@@ -491,7 +494,10 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
         }
       }
       Parts values;
-      if (task->read_replica) values = Read(task->epoch, task->keys, task->entries);
+      if (task->read_replica) {
+        values = Read(task->epoch, task->keys, task->entries);
+        TraceEpoch("hot_read", static_cast<int>(sender_options_.worker_id), task->epoch);
+      }
       task->done(std::move(values));
       std::lock_guard<std::mutex> lock(drain_mu_);
       --tasks_pending_;

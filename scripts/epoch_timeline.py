@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""Where a hot epoch's time goes: reads the output of a job run with
+LIBRA_TRACE=1 (`libra train ... --libra`, whose output prefixes each line
+with its node, "[worker 0] TRACE push 0 17 <ns>") and prints, per event,
+its median, 10th and 90th percentile time after worker 0 began the epoch's
+push, over the epochs every event was seen in (the first and last few left
+out). Events: docs/hotpath.md ("Where an epoch's time goes").
+
+    LIBRA_TRACE=1 libra train --data D -w 2 -s 1 --batch 200 --libra \\
+        --capacity 30000 > out.txt 2>&1
+    scripts/epoch_timeline.py out.txt
+"""
+import collections
+import re
+import statistics
+import sys
+
+LINE = re.compile(r"\[(worker|server) \d+\] TRACE (\w+) (\d+) (\d+) (\d+)")
+
+
+def read(lines):
+    epochs = collections.defaultdict(dict)  # epoch -> "event node" -> ns
+    for line in lines:
+        m = LINE.search(line)
+        if not m:
+            continue
+        role, event, node, epoch, ns = m.groups()
+        name = f"{event} {role[0]}{node}"
+        epochs[int(epoch)].setdefault(name, int(ns))
+    return epochs
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: epoch_timeline.py OUTPUT_OF_A_TRACED_JOB")
+    with open(sys.argv[1], encoding="utf-8", errors="replace") as f:
+        epochs = read(f)
+    names = sorted({n for e in epochs.values() for n in e})
+    order = {e: i for i, e in enumerate(["push", "packed", "fin_acked", "ready", "collected",
+                                        "checked", "applied", "published", "replica",
+                                        "hot_read"])}
+    names.sort(key=lambda n: (order.get(n.split()[0], 99), n))
+    full = sorted(e for e, seen in epochs.items() if len(seen) == len(names))
+    full = full[5:-5] if len(full) > 20 else full
+    if not full or "push w0" not in names:
+        sys.exit("no epoch with every event: was the job run with LIBRA_TRACE=1 and --libra?")
+    print(f"{len(full)} epochs; microseconds after worker 0's push began")
+    print(f"{'event':18} {'median':>8} {'p10':>8} {'p90':>8}")
+    for name in names:
+        times = sorted((epochs[e][name] - epochs[e]["push w0"]) / 1e3 for e in full)
+        p10, p90 = times[len(times) // 10], times[(9 * len(times)) // 10]
+        print(f"{name:18} {statistics.median(times):8.0f} {p10:8.0f} {p90:8.0f}")
+    nexts = [(epochs[e + 1]["push w0"] - epochs[e]["push w0"]) / 1e3 for e in full
+             if "push w0" in epochs.get(e + 1, {})]
+    if nexts:
+        print(f"{'next push w0':18} {statistics.median(nexts):8.0f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,26 @@
+// Where a hot epoch's time goes, across the job's processes. With LIBRA_TRACE
+// set, each node writes one line to stderr per event of each hot epoch:
+//
+//   TRACE <event> <node> <epoch> <nanoseconds of CLOCK_MONOTONIC>
+//
+// CLOCK_MONOTONIC is one clock for every process of a machine, so the lines
+// of a job on one host (`libra train`, which prefixes each node's output)
+// line up; scripts/epoch_timeline.py prints each event's median time after
+// worker 0 began the epoch's push. Events, in the order an epoch meets them:
+//   worker (node = its rank): push (the push began), packed (its DATA are
+//     handed to the sender), fin_acked, replica (the epoch's REPLICA stream
+//     is complete), hot_read (its next pull has the epoch's hot values);
+//   server (node = its rank): ready, collected, checked (the sum check
+//     passed), applied (the handle stepped the epoch and answered its
+//     values), published (the UPDATE packets are queued).
+// Off, an event costs a getenv (about 15 an epoch).
+#pragma once
+
+#include <cstdint>
+
+namespace libra::hotpath {
+
+bool EpochTraceOn();
+void TraceEpoch(const char* event, int node, std::uint32_t epoch);
+
+}  // namespace libra::hotpath
