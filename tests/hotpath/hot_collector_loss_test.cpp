@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <span>
 #include <vector>
 
@@ -501,22 +502,25 @@ TEST(HotCollectorUpdates, TheWindowFitsWhatAWorkersSocketCanQueue) {
 // pushes the epoch (WRITTEN_KEYS), that is ready_poll; once every one has,
 // READY is due and the collector asks after a few round trips (2 ms here,
 // with no round trip measured yet), on its own clock.
+// Server 0 of two workers that waits `grace` for their WRITTEN_KEYS and
+// polls for READY only after 10 s, on `clock`.
+HotCollectorOptions TwoWorkersOf(const UdpEndpoint& fake_switch, ManualEngineClock* clock,
+                                 std::chrono::milliseconds grace) {
+  HotCollectorOptions options = ServerZeroOf(fake_switch);
+  options.num_workers = 2;
+  options.written_keys_grace = grace;
+  options.ready_poll = 10s;
+  options.clock = clock;
+  return options;
+}
+
 TEST(HotCollectorTail, OnceEveryWorkerReportedTheEpochALostReadyIsAskedForSoon) {
   const auto hot_set = MakeHotSet();
-  std::vector<hot::Key> owned;
-  for (const hot::HotKey& key : hot_set->keys()) owned.push_back(key.key);
-  std::sort(owned.begin(), owned.end());
+  const std::vector<hot::Key> owned = AllKeysSorted(*hot_set);
   net::UdpSocket fake_switch{UdpEndpoint{0x7f000001, 0}};
   ManualEngineClock clock;
-  HotCollectorOptions options;
-  options.job_id = kJobId;
-  options.server_id = 0;
-  options.switch_address = fake_switch.local();
-  options.num_workers = 2;
-  options.written_keys_grace = 50ms;
-  options.ready_poll = 10s;
-  options.clock = &clock;
-  HotCollector collector(hot_set, owned, options, [](CollectedEpoch) {});
+  HotCollector collector(hot_set, owned, TwoWorkersOf(fake_switch.local(), &clock, 50ms),
+                         [](CollectedEpoch) {});
   const std::vector<std::uint32_t> first_key = {0};
   const std::vector<std::uint8_t> key_set =
       EncodeKeySet(first_key, static_cast<std::uint32_t>(owned.size()));
@@ -546,6 +550,53 @@ TEST(HotCollectorTail, OnceEveryWorkerReportedTheEpochALostReadyIsAskedForSoon) 
   EXPECT_EQ(poll->epoch, 0u);
   EXPECT_EQ(poll->seq & kCollectSeqPacketMask, kCollectPollPacket);
   EXPECT_EQ(collector.counters().ready_polls, 1u);
+}
+
+// The COLLECTs are planned when the last worker's report of the epoch comes,
+// before READY, and planned again if a report of it comes after that: what
+// goes out at READY reads exactly the cells of every key reported.
+TEST(HotCollectorPlan, TheCollectsAtReadyReadEveryReportedKeyEvenOneReportedAfterThePlan) {
+  const auto hot_set = MakeHotSet();
+  const std::vector<hot::Key> owned = AllKeysSorted(*hot_set);
+  net::UdpSocket fake_switch{UdpEndpoint{0x7f000001, 0}};
+  ManualEngineClock clock;  // stands still: no poll, no timeout
+  HotCollector collector(hot_set, owned, TwoWorkersOf(fake_switch.local(), &clock, 5s),
+                         [](CollectedEpoch) {});
+  const auto universe = static_cast<std::uint32_t>(owned.size());
+  collector.AddWrittenKeys(0, 0, EncodeKeySet(std::vector<std::uint32_t>{0}, universe));
+  collector.AddWrittenKeys(0, 1, EncodeKeySet(std::vector<std::uint32_t>{1}, universe));
+  // Worker 1 again, with one more key (a repeated report is merged).
+  collector.AddWrittenKeys(0, 1, EncodeKeySet(std::vector<std::uint32_t>{1, 5}, universe));
+
+  wire::Header ready;
+  ready.type = wire::MessageType::kReady;
+  ready.job_id = kJobId;
+  std::array<std::uint8_t, wire::kHeaderBytes> ready_bytes{};
+  ASSERT_EQ(wire::Encode(ready, {}, ready_bytes), ready_bytes.size());
+  ASSERT_TRUE(fake_switch.SendTo(ready_bytes, collector.local()));
+
+  std::set<std::pair<std::uint32_t, std::uint32_t>> want, asked;  // (array, cell)
+  for (const std::uint32_t i : {0u, 1u, 5u}) {
+    for (const hot::CellAddress& cell : hot_set->CellsOf(hot_set->Lookup(owned[i]))) {
+      want.insert({cell.array, cell.index});
+    }
+  }
+  std::array<std::uint8_t, wire::kMaxMessageBytes + 64> buffer{};
+  while (asked.size() < want.size()) {
+    UdpEndpoint from;
+    const int n = fake_switch.ReceiveFrom(buffer, &from, 5000);
+    ASSERT_GT(n, 0) << "asked for " << asked.size() << " of " << want.size() << " cells";
+    wire::Message message;
+    ASSERT_EQ(wire::Decode(std::span(buffer.data(), static_cast<std::size_t>(n)), &message),
+              wire::DecodeError::kNone);
+    ASSERT_EQ(message.header.type, wire::MessageType::kCollect);
+    ASSERT_NE(message.header.seq & kCollectSeqPacketMask, kCollectPollPacket);
+    for (std::uint32_t j = 0; j < message.header.slot_count; ++j) {
+      if (message.slots[j].valid) asked.insert({j, message.slots[j].index});
+    }
+  }
+  EXPECT_EQ(asked, want);
+  EXPECT_EQ(collector.counters().epochs_by_written_keys, 1u);
 }
 
 }  // namespace

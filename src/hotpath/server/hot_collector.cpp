@@ -178,6 +178,9 @@ struct HotCollector::Impl final : EngineHandler {
   std::vector<hot::CellAddress> cell_of_value;    // by value position, owned key after key
   CellQueues written_cells;                       // kept between epochs for their buffers
   PackedValues epoch_plan;
+  // The epoch epoch_plan was made for when the last worker's report came
+  // in before READY (AddWrittenKeys): Start then sends it as it is.
+  std::optional<std::uint32_t> planned_epoch;
   PackedValues* plan = &full_plan;
 
   std::mutex& mutex = loop.mutex();
@@ -560,7 +563,8 @@ void HotCollector::Impl::Start(net::SendQueue& out) {
   plan = &full_plan;
   const auto reports = key_reports.find(next_epoch);
   if (reports != key_reports.end() && reports->second.workers == options.num_workers) {
-    PlanWrittenKeys(reports->second.written);
+    if (planned_epoch != next_epoch) PlanWrittenKeys(reports->second.written);
+    planned_epoch.reset();
     if (epoch_plan.packets.size() < full_plan.packets.size()) {
       counters.packets_saved += full_plan.packets.size() - epoch_plan.packets.size();
       plan = &epoch_plan;
@@ -875,6 +879,15 @@ void HotCollector::AddWrittenKeys(std::uint32_t epoch, std::uint32_t worker,
       ++reports.workers;
     }
     ++impl.counters.key_reports;
+    // The last report of the epoch the collector waits for comes while the
+    // workers' DATA are still on their way (each sends its report first):
+    // planning the COLLECTs now takes that work off the path from READY to
+    // the sums, which every worker's next push waits for.
+    if (epoch == impl.next_epoch && !impl.collecting &&
+        reports.workers == impl.options.num_workers) {
+      impl.PlanWrittenKeys(reports.written);
+      impl.planned_epoch = epoch;
+    }
   }
   impl.loop.Wake();
 }
