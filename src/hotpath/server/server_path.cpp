@@ -578,7 +578,6 @@ class ServerPathImpl final : public ps::ServerHotPath {
     }
   }
 
-  // Runs the handle and waits for its Response; nullopt when stopping.
   // Whether the values published after `epoch` are those of every owned
   // key (the copy kept for repairs is not current, or a collector's first
   // epoch) rather than those of the keys pushed.
@@ -587,6 +586,7 @@ class ServerPathImpl final : public ps::ServerHotPath {
     return !published_.current() || (collector_ && !fallback_ && epoch == publish_all_from_);
   }
 
+  // Runs the handle and waits for its Response; nullopt when stopping.
   std::optional<ps::SArray<float>> Call(Request request) {
     {
       std::lock_guard<std::mutex> lock(mu_);
