@@ -1,7 +1,7 @@
 // The hot-value layout a switch pipeline can hold, so that the profiler and
 // the controller never choose a hot set the switch cannot install.
 //
-// The pipeline profile (include/libra/pipeline_profile.h) says how many value
+// The pipeline profile (wire/pipeline_profile.h) says how many value
 // slots a packet has and how much register memory each stage gives; the
 // layout has one register array per slot and as many cells per array as the
 // stages that hold the value arrays can store in both banks, next to the

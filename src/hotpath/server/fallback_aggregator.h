@@ -4,7 +4,7 @@
 // of them exactly as the switch would have. Each value goes through the
 // switch's float32 -> fixed-point table, the sums use the stateful ALU's
 // saturating add, and each sum goes back through the leading-one table
-// (include/libra/pipeline_fixed_point.h): integer addition does not depend on
+// (wire/fixed_point.h): integer addition does not depend on
 // order, so an epoch summed here has the bits it would have had on the
 // switch, and a job that falls back ends with the model of a job that did
 // not.
