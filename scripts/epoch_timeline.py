@@ -33,8 +33,11 @@ def read(lines):
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: epoch_timeline.py OUTPUT_OF_A_TRACED_JOB")
-    with open(sys.argv[1], encoding="utf-8", errors="replace") as f:
-        epochs = read(f)
+    try:
+        with open(sys.argv[1], encoding="utf-8", errors="replace") as f:
+            epochs = read(f)
+    except OSError as e:
+        sys.exit(f"epoch_timeline.py: {e}")
     names = sorted({n for e in epochs.values() for n in e})
     order = {e: i for i, e in enumerate(["push", "packed", "fin_acked", "ready", "collected",
                                         "checked", "applied", "published", "replica",

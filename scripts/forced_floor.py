@@ -16,6 +16,7 @@ another machine's with the options.
 """
 import argparse
 import json
+import sys
 
 
 def cpu_seconds(report):
@@ -41,13 +42,20 @@ def main():
     parser.add_argument("--mac-us", type=float, default=1.4,
                         help="an UPDATE signed, a REPLICA verified (SignUpdate, VerifyReplica)")
     a = parser.parse_args()
-    with open(a.plain, encoding="utf-8") as f:
-        plain = json.load(f)
-    with open(a.forced, encoding="utf-8") as f:
-        forced = json.load(f)
+    try:
+        with open(a.plain, encoding="utf-8") as f:
+            plain = json.load(f)
+        with open(a.forced, encoding="utf-8") as f:
+            forced = json.load(f)
+    except (OSError, json.JSONDecodeError) as e:
+        sys.exit(f"forced_floor.py: {e}")
 
     workers = [n for n in forced["nodes"] if n.get("role") == "worker"]
     servers = [n for n in forced["nodes"] if n.get("role") == "server"]
+    if "switch" not in forced or not workers or not workers[0].get("hot_path", {}).get("epochs_hot"):
+        sys.exit(f"{a.forced}: not the report of a run whose hot path ran (--libra --capacity N)")
+    if "switch" in plain:
+        sys.exit(f"{a.plain}: the report of a Libra run; give the plain run's first")
     epochs = workers[0]["hot_path"]["epochs_hot"]
     events, io = forced["switch"]["events"], forced["switch"]["io"]
     config = forced["config"]
