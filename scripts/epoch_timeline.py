@@ -40,6 +40,7 @@ def main():
         sys.exit(f"epoch_timeline.py: {e}")
     names = sorted({n for e in epochs.values() for n in e})
     order = {e: i for i, e in enumerate(["push", "packed", "fin_acked", "ready", "collected",
+                                        "dispatched",
                                         "checked", "applied", "published", "replica",
                                         "hot_read"])}
     names.sort(key=lambda n: (order.get(n.split()[0], 99), n))

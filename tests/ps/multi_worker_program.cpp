@@ -209,6 +209,10 @@ int main(int argc, char** argv) {
       CHECK_EQ(report.at("values_with_push").get<int>(), push_only ? 0 : epochs - 1)
           << report.dump();
       CHECK_EQ(report.at("values_pulled").get<int>(), push_only ? epochs : 1) << report.dump();
+      // Each epoch taken once, on the collector's thread or by the dispatcher.
+      const nlohmann::json& taken = report.at("epochs_taken_by");
+      CHECK_EQ(taken.at("collector").get<int>() + taken.at("dispatcher").get<int>(), epochs)
+          << report.dump();
     }
   }
   delete server;
