@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "hotpath/node/epoch_trace.h"
+#include "ps/ps.h"
 #include "train/every_server_slicer.h"
 #include "train/metrics.h"
 
@@ -59,6 +61,8 @@ WorkerEpoch PsWorkerTrainer::RunEpoch(
       const float build_ms = MillisecondsSince(start);
       start = Clock::now();
       Pull(batch_.keys, &params_);
+      // Traced under the epoch of the push it follows, as hot_read is.
+      if (it > 0) hotpath::TraceEpoch("pulled", ps::MyRank(), static_cast<uint32_t>(it - 1));
       timing.pull_ms = MillisecondsSince(start);
       start = Clock::now();
       gradients_.resize(params_.size());
@@ -69,6 +73,7 @@ WorkerEpoch PsWorkerTrainer::RunEpoch(
       timing.compute_ms = build_ms + MillisecondsSince(start);
       start = Clock::now();
       Push(batch_.keys, gradients_);
+      hotpath::TraceEpoch("pushed", ps::MyRank(), static_cast<uint32_t>(it));
       timing.push_ms = MillisecondsSince(start);
     }
     timings_.push_back(timing);

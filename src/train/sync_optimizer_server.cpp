@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "hotpath/node/epoch_trace.h"
 #include "ps/internal/logging.h"
 
 namespace libra::train {
@@ -126,6 +127,7 @@ void SyncOptimizerServer::ApplyRound(Path& path) {
   }
   path.held.clear();
   path.round.Clear();
+  if (!from_switch) hotpath::TraceEpoch("round_applied", 0, rounds_applied_++);
 }
 
 void SyncOptimizerServer::DropUntouchedKeys() {

@@ -125,6 +125,7 @@ class SyncOptimizerServer {
   uint64_t restored_iteration_ = 0;
   std::vector<ps::Key> merged_keys_;
   std::vector<float> merged_sums_;
+  uint32_t rounds_applied_ = 0;  // the workers' rounds, for LIBRA_TRACE
 };
 
 }  // namespace libra::train
