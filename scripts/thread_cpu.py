@@ -2,7 +2,8 @@
 """CPU seconds of every thread of a job's processes, by process role and
 thread name: runs the command, samples /proc every 10 ms for each process
 it starts (the role from the process's DMLC_ROLE, or "switchd", or the
-command itself) and prints what each thread had used when last seen
+command itself) and prints the CPU each thread had used and how often it
+was switched out (each time it blocked or was preempted), as last seen
 (docs/PERFORMANCE.md, "A forced set"; the threads are named, as `top -H`
 shows them). Resolution: the kernel's clock tick (10 ms); a thread that
 lives less than the sampling period may be missed.
@@ -70,18 +71,24 @@ def main():
                     name = stat[stat.index("(") + 1:stat.rindex(")")]
                     fields = stat.rsplit(")", 1)[1].split()
                     seconds = (int(fields[11]) + int(fields[12])) / TICK  # utime + stime
-                    seen[(pid, tid)] = (roles[pid], name, seconds)
+                    with open(f"/proc/{pid}/task/{tid}/status", encoding="utf-8") as f:
+                        switches = sum(int(line.split()[1]) for line in f
+                                       if line.endswith("ctxt_switches\n") or
+                                       "ctxt_switches:" in line)
+                    seen[(pid, tid)] = (roles[pid], name, seconds, switches)
             except (OSError, ValueError):
                 continue  # the process or thread ended meanwhile
         time.sleep(0.01)
-    by_thread = collections.defaultdict(float)
-    for role, name, seconds in seen.values():
-        by_thread[(role, name)] += seconds
-    print("seconds  process   thread (summed over the processes of a role)")
-    for (role, name), seconds in sorted(by_thread.items()):
+    cpu, switched = collections.defaultdict(float), collections.defaultdict(int)
+    for role, name, seconds, switches in seen.values():
+        cpu[(role, name)] += seconds
+        switched[(role, name)] += switches
+    print("seconds  switches  process   thread (summed over the processes of a role)")
+    for (role, name), seconds in sorted(cpu.items()):
         if seconds >= 0.005:  # idle threads (heartbeats, reapers) left out
-            print(f"{seconds:7.2f}  {role:9s} {name}")
-    print(f"{sum(by_thread.values()):7.2f}  total (exit status {job.returncode})")
+            print(f"{seconds:7.2f}  {switched[(role, name)]:8d}  {role:9s} {name}")
+    print(f"{sum(cpu.values()):7.2f}  {sum(switched.values()):8d}  total "
+          f"(exit status {job.returncode})")
     sys.exit(job.returncode)
 
 
