@@ -169,6 +169,10 @@ struct HotCollectorCounters {
 class HotCollector {
  public:
   // Called on the I/O thread, in epoch order; it may call PublishUpdate.
+  // The thread handles no packet and no timer until it returns: the server
+  // path applies the epoch there, which is safe while nothing of the next
+  // epoch can come before this one is published (BSP), and must not wait
+  // on anything the collector itself would have to do.
   using EpochCallback = std::function<void(CollectedEpoch)>;
 
   // `owned_keys`: the hot keys this server owns (each must be in the hot
