@@ -883,12 +883,16 @@ void HotCollector::AddWrittenKeys(std::uint32_t epoch, std::uint32_t worker,
     // workers' DATA are still on their way (each sends its report first):
     // planning the COLLECTs now takes that work off the path from READY to
     // the sums, which every worker's next push waits for.
-    if (epoch == impl.next_epoch && !impl.collecting &&
-        reports.workers == impl.options.num_workers) {
-      impl.PlanWrittenKeys(reports.written);
-      impl.planned_epoch = epoch;
+    if (epoch != impl.next_epoch || impl.collecting || reports.workers < impl.options.num_workers) {
+      // Nothing the I/O thread decides changes before the epoch's last
+      // report (waking it costs a thread switch an epoch a worker).
+      return;
     }
+    impl.PlanWrittenKeys(reports.written);
+    impl.planned_epoch = epoch;
   }
+  // The epoch may be READY and waiting for this report, and its READY
+  // polls come sooner once every worker has reported (PollInterval).
   impl.loop.Wake();
 }
 
