@@ -63,7 +63,9 @@ def main():
     while job.poll() is None:
         for pid in descendants(job.pid):
             try:
-                roles.setdefault(pid, role_of(pid))
+                # Read again each time: a child seen between fork and exec
+                # still has its parent's environment.
+                roles[pid] = role_of(pid)
                 for tid in os.listdir(f"/proc/{pid}/task"):
                     with open(f"/proc/{pid}/task/{tid}/stat", encoding="utf-8",
                               errors="replace") as f:
