@@ -203,6 +203,10 @@ class ServerPathImpl final : public ps::ServerHotPath {
         CollectedEpoch next = TakeNextLocked();
         lock.unlock();
         CheckAndApply(std::move(next));
+        // The fallback may have delivered the next epoch meanwhile, and the
+        // dispatcher, woken then, found it not yet next: wake it again.
+        lock.lock();
+        if (ready_.count(next_apply_) > 0) ready_cond_.notify_all();
         return;
       }
     }
