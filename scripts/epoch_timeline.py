@@ -4,7 +4,9 @@ LIBRA_TRACE=1 (`libra train ... --libra`, whose output prefixes each line
 with its node, "[worker 0] TRACE push 0 17 <ns>") and prints, per event,
 its median, 10th and 90th percentile time after worker 0 began the epoch's
 push, over the epochs every event was seen in (the first and last few left
-out). Events: docs/hotpath.md ("Where an epoch's time goes").
+out). Events: docs/hotpath.md ("Where an epoch's time goes"). A plain job's
+output (without --libra) gives its cold chain after worker 0's previous
+pull returned.
 
     LIBRA_TRACE=1 libra train --data D -w 2 -s 1 --batch 200 --libra \\
         --capacity 30000 > out.txt 2>&1
@@ -46,16 +48,29 @@ def main():
     names.sort(key=lambda n: (order.get(n.split()[0], 99), n))
     full = sorted(e for e, seen in epochs.items() if len(seen) == len(names))
     full = full[5:-5] if len(full) > 20 else full
-    if not full or "push w0" not in names:
-        sys.exit("no epoch with every event: was the job run with LIBRA_TRACE=1 and --libra?")
-    print(f"{len(full)} epochs; microseconds after worker 0's push began")
+    if "push w0" in names:
+        def base(e):
+            return epochs[e]["push w0"]
+        what = "worker 0's push began"
+    elif "pulled w0" in names:
+        # A plain job (`libra train` without --libra) has only the cold
+        # chain: its epoch begins when worker 0's previous pull returned.
+        full = [e for e in full if "pulled w0" in epochs.get(e - 1, {})]
+        def base(e):
+            return epochs[e - 1]["pulled w0"]
+        what = "worker 0's previous pull returned (a plain job)"
+    else:
+        full = []
+    if not full:
+        sys.exit("no epoch with every event: was the job `libra train` run with LIBRA_TRACE=1?")
+    print(f"{len(full)} epochs; microseconds after {what}")
     print(f"{'event':18} {'median':>8} {'p10':>8} {'p90':>8}")
     for name in names:
-        times = sorted((epochs[e][name] - epochs[e]["push w0"]) / 1e3 for e in full)
+        times = sorted((epochs[e][name] - base(e)) / 1e3 for e in full)
         p10, p90 = times[len(times) // 10], times[(9 * len(times)) // 10]
         print(f"{name:18} {statistics.median(times):8.0f} {p10:8.0f} {p90:8.0f}")
     nexts = [(epochs[e + 1]["push w0"] - epochs[e]["push w0"]) / 1e3 for e in full
-             if "push w0" in epochs.get(e + 1, {})]
+             if "push w0" in epochs.get(e + 1, {}) and "push w0" in epochs[e]]
     if nexts:
         print(f"{'next push w0':18} {statistics.median(nexts):8.0f}")
 
