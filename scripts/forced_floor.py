@@ -8,11 +8,11 @@ unit costs alone, and the best CPU ratio that leaves (docs/PERFORMANCE.md,
     libra train --data D -w 2 -s 1 --batch 200 --epochs 1 --json plain.json
     libra train --data D -w 2 -s 1 --batch 200 --epochs 1 --libra --capacity 30000 \\
         --json forced.json
-    scripts/forced_floor.py plain.json forced.json [--datagram-us 0.68]
+    scripts/forced_floor.py plain.json forced.json [--datagram-us 0.40]
 
-The unit costs are the medians measured on the 2-core machine of
-docs/PERFORMANCE.md (bench_hotpath, bench_dataplane, perf of switchd); give
-another machine's with the options.
+The unit costs are those measured on the 2-core machine of
+docs/PERFORMANCE.md on 2026-12-04 (bench_hotpath, bench_dataplane, perf of
+switchd in a forced job); give another machine's with the options.
 """
 import argparse
 import json
@@ -27,19 +27,19 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("plain")
     parser.add_argument("forced")
-    parser.add_argument("--datagram-us", type=float, default=0.68,
+    parser.add_argument("--datagram-us", type=float, default=0.40,
                         help="a send or a receive of one datagram (switchd's kernel samples)")
-    parser.add_argument("--pack-ns", type=float, default=46 + 13,
+    parser.add_argument("--pack-ns", type=float, default=28,
                         help="a hot value packed and given its sum-check term (PackPush, SumCheckTerm)")
-    parser.add_argument("--lookup-ns", type=float, default=2 * 10.8,
+    parser.add_argument("--lookup-ns", type=float, default=11.8,
                         help="a key looked up and split, at the pull and the push (SplitHotAndCold)")
-    parser.add_argument("--switch-ns", type=float, default=7.5,
+    parser.add_argument("--switch-ns", type=float, default=2.6,
                         help="a value added in the switch (ProgramDataPacket/32)")
-    parser.add_argument("--server-ns", type=float, default=13 + 21 + 7.5,
+    parser.add_argument("--server-ns", type=float, default=20,
                         help="a written value checked, packed for UPDATE and converted")
-    parser.add_argument("--replica-ns", type=float, default=6.7,
+    parser.add_argument("--replica-ns", type=float, default=2,
                         help="a value applied to a worker's replica (ReplicaApply)")
-    parser.add_argument("--mac-us", type=float, default=1.4,
+    parser.add_argument("--mac-us", type=float, default=0.7,
                         help="an UPDATE signed, a REPLICA verified (SignUpdate, VerifyReplica)")
     a = parser.parse_args()
     try:
