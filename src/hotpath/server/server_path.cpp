@@ -189,16 +189,18 @@ class ServerPathImpl final : public ps::ServerHotPath {
   // iteration waits for. Nothing else needs the collector meanwhile: under
   // BSP the next epoch's packets come only after this one is published.
   void Deliver(CollectedEpoch epoch) {
-    std::unique_lock<std::mutex> applying(apply_mu_, std::try_to_lock);
+    // Only the collector's epochs are applied here, and only when no other
+    // thread is applying (try: the collector never waits for the dispatcher).
+    std::unique_lock<std::mutex> applying(apply_mu_, std::defer_lock);
+    if (epoch.from_switch && epoch.status == HotPathStatus::kOk) applying.try_lock();
     std::unique_lock<std::mutex> lock(mu_);
     if (epoch.status != HotPathStatus::kOk) {
       collector_failed_ = true;  // the dispatcher falls back (it may stop the collector)
       failed_epoch_ = epoch.epoch;
     } else if (epoch.epoch >= next_apply_) {
       const uint32_t delivered = epoch.epoch;
-      const bool from_switch = epoch.from_switch;
       ready_.emplace(delivered, std::move(epoch));
-      if (applying.owns_lock() && from_switch && CanApplyHereLocked(delivered)) {
+      if (applying.owns_lock() && CanApplyHereLocked(delivered)) {
         ++taken_by_collector_;
         CollectedEpoch next = TakeNextLocked();
         lock.unlock();
