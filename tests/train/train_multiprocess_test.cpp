@@ -303,6 +303,24 @@ TEST_F(TrainJobTest, LibraReachesThePlainModelQualityForDeepFm) {
     EXPECT_GT(collector.value("key_reports", 0), 0) << collector.dump();
     EXPECT_GT(collector.value("packets_saved", 0), 0) << collector.dump();
   }
+  // Those reports are notices: one an epoch from each worker to the server,
+  // none answered (a worker's control plane gets the JOIN's answer, and
+  // answers to repairs if a loaded machine dropped a datagram).
+  uint64_t sent = 0, received = 0;
+  for (const nlohmann::json& node : libra["nodes"]) {
+    const nlohmann::json& control = node["hot_path"]["control"];
+    if (node.value("role", "") == "worker") {
+      EXPECT_GE(control.value("notices_sent", 0u), node["hot_path"].value("epochs_hot", 0u))
+          << control.dump();
+      EXPECT_LT(control.value("answers_received", 0u), control.value("notices_sent", 0u) / 2)
+          << control.dump();
+      sent += control.value("notices_sent", 0u);
+    } else if (node.value("role", "") == "server") {
+      received += control.value("notices_received", 0u);
+    }
+  }
+  EXPECT_GT(sent, 0u);
+  EXPECT_EQ(received, sent);
 }
 
 // Integer aggregation makes the result independent of loss: with 5% of

@@ -41,20 +41,50 @@ uint32_t NodeIpv4() {
 // (customers as workers: one id per worker).
 class ControlPlaneApp : public ps::SimpleApp {
  public:
-  ControlPlaneApp(int app_id, const Handle& on_request, const Handle& on_response)
-      : ps::SimpleApp() {
+  ControlPlaneApp(int app_id, const Handle& on_request, const Handle& on_response,
+                  HotPathNode::ControlCounters* counters)
+      : ps::SimpleApp(), counters_(counters) {
     set_request_handle(on_request);
     set_response_handle(on_response);
     obj_ = new ps::Customer(app_id, app_id, [this](const ps::Message& m) {
       recver_ = m.meta.recver;  // handles run in Process, on this thread
+      if (!m.meta.request) {
+        ++counters_->answers_received;
+      } else if (m.meta.timestamp == ps::Meta::kEmpty) {
+        ++counters_->notices_received;
+      }
       Process(m);
     });
   }
   // The recipient of the message being handled (valid inside a handle).
   int recver() const { return recver_; }
 
+  // Sends a request that is not answered: a notice, whose timestamp is no
+  // request's (Meta::kEmpty), so the sender tracks nothing and the receiver's
+  // handle must not respond (IsNotice). For what is sent every epoch and
+  // needs no acknowledgement, an answer would be a message of its own each way.
+  void Notify(int head, const std::string& body, int recv_id) {
+    ps::Message msg;
+    msg.meta.head = head;
+    msg.meta.body = body;
+    msg.meta.timestamp = ps::Meta::kEmpty;
+    msg.meta.request = true;
+    msg.meta.simple_app = true;
+    msg.meta.app_id = obj_->app_id();
+    msg.meta.customer_id = obj_->customer_id();
+    for (int recver : ps::Postoffice::Get()->GetNodeIDs(recv_id)) {
+      msg.meta.recver = recver;
+      ps::Postoffice::Get()->van()->Send(msg);
+      ++counters_->notices_sent;
+    }
+  }
+  static bool IsNotice(const ps::SimpleData& request) {
+    return request.timestamp == ps::Meta::kEmpty;
+  }
+
  private:
   int recver_ = ps::Meta::kEmpty;
+  HotPathNode::ControlCounters* counters_;  // the node's, which outlives the app
 };
 
 // A malformed INSTALL (never sent by a controller of this build) leaves the
@@ -156,7 +186,7 @@ void HotPathNode::Start() {
       cond_.notify_all();
     };
   }
-  app_ = std::make_unique<ControlPlaneApp>(kAppId, on_request, on_response);
+  app_ = std::make_unique<ControlPlaneApp>(kAppId, on_request, on_response, &control_counters_);
   if (po->is_scheduler()) {
     controller_->SetApp(app_.get(), kSwitchDown, kResumeQuery, kResume);
     return;
@@ -184,7 +214,8 @@ HotPathNode::SwitchEvents HotPathNode::EventsFor(int recver) {
 }
 
 // Requests to a worker or server. Every one is answered (an empty answer for
-// what this node does not handle), so that no sender waits forever. A
+// what this node does not handle), so that no sender waits forever; a notice
+// (WRITTEN_KEYS, which nobody waits for) never is. A
 // request sent to a worker id goes to that worker's bridge; the controller
 // and the servers send to every worker id, so each bridge gets its own.
 void HotPathNode::OnRequest(const ps::SimpleData& request, int recver, ps::SimpleApp* app) {
@@ -232,7 +263,7 @@ void HotPathNode::OnRequest(const ps::SimpleData& request, int recver, ps::Simpl
     }
     case kWrittenKeys: {
       std::optional<WrittenKeys> keys = DecodeWrittenKeys(request.body);
-      app->Response(request);
+      if (!ControlPlaneApp::IsNotice(request)) app->Response(request);
       if (!keys) {
         LOG(ERROR) << "libra: dropped a malformed WRITTEN_KEYS from node " << request.sender;
       } else if (events.written_keys) {
@@ -296,7 +327,13 @@ void HotPathNode::SendFallbackPush(int server, const FallbackPush& push) {
 }
 
 void HotPathNode::SendWrittenKeys(int server, const WrittenKeys& keys) {
-  if (app_) app_->Request(kWrittenKeys, Encode(keys), ps::Postoffice::ServerRankToID(server));
+  // Every epoch, to every server the worker wrote keys of: a notice, since
+  // an acknowledgement would be two more messages an epoch and tell nothing
+  // (the collector reads every cell when a report is missing).
+  if (app_) {
+    static_cast<ControlPlaneApp*>(app_.get())
+        ->Notify(kWrittenKeys, Encode(keys), ps::Postoffice::ServerRankToID(server));
+  }
 }
 
 Install HotPathNode::JoinAndWait(const JoinRequest& join) {
@@ -440,6 +477,9 @@ nlohmann::json HotPathNode::Report() {
   out["mode"] = Config().sampling() ? "sampling" : "file";
   out["first_hot_epoch"] = Config().first_hot_epoch();
   if (controller_) out["cost_model"] = controller_->CostReport();
+  out["control"] = {{"notices_sent", control_counters_.notices_sent.load()},
+                    {"notices_received", control_counters_.notices_received.load()},
+                    {"answers_received", control_counters_.answers_received.load()}};
   return out;
 }
 

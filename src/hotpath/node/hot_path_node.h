@@ -21,6 +21,7 @@
 // epoch on.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <map>
@@ -139,6 +140,13 @@ class HotPathNode {
   void SetReport(int customer_id, std::function<nlohmann::json()> report);
   nlohmann::json Report();
 
+  // The control plane's messages that are no answered request, for the
+  // report's "control": notices (WRITTEN_KEYS) sent and received, and the
+  // answers this node's requests got.
+  struct ControlCounters {
+    std::atomic<uint64_t> notices_sent{0}, notices_received{0}, answers_received{0};
+  };
+
  private:
   HotPathNode() = default;
   void HandleServerInstall(const std::string& body);
@@ -171,6 +179,7 @@ class HotPathNode {
   std::mutex mu_;
   std::condition_variable cond_;
   std::unique_ptr<ps::SimpleApp> app_;
+  ControlCounters control_counters_;
   std::unique_ptr<Controller> controller_;
   libra::UdpEndpoint server_address_;
   // Every socket ReserveUdpEndpoint bound, by port.
