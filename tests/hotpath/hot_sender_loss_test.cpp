@@ -315,6 +315,16 @@ std::vector<EncodedPacket> Replicas(const hot::HotSet& set, const std::vector<ho
   return packets;
 }
 
+// Epoch 0 pushed and ACKed by `sw`; `replicas`: server 0's REPLICAs of it,
+// every hot key at 2.
+void PushEpochZero(ScriptedSwitch& sw, HotSender& sender, const hot::HotSet& hot_set,
+                   const UpdateKey& key, std::vector<EncodedPacket>* replicas) {
+  ASSERT_EQ(PushAgainst(sw, sender, [](std::uint32_t, int) { return true; }).status,
+            HotPathStatus::kOk);
+  const std::vector<hot::Key> keys = AllKeys(hot_set);
+  *replicas = Replicas(hot_set, keys, std::vector<float>(keys.size(), 2.0f), key);
+}
+
 void WaitFor(const std::function<bool()>& done) {
   const Clock::time_point give_up = Clock::now() + 10s;
   while (!done() && Clock::now() < give_up) std::this_thread::sleep_for(1ms);
@@ -340,12 +350,9 @@ TEST(HotSenderLoss, AStreamWhoseTailIsLostIsReportedOnceAfterTheGapTimeout) {
     gaps.push_back(gap);
     reported_at = sw.clock.Now();
   });
-  ASSERT_EQ(PushAgainst(sw, sender, [](std::uint32_t, int) { return true; }).status,
-            HotPathStatus::kOk);
-
   const std::vector<hot::Key> keys = AllKeys(*hot_set);
-  const std::vector<EncodedPacket> replicas =
-      Replicas(*hot_set, keys, std::vector<float>(keys.size(), 2.0f), key);
+  std::vector<EncodedPacket> replicas;
+  PushEpochZero(sw, sender, *hot_set, key, &replicas);
   ASSERT_GT(replicas.size(), 1u);
   const std::uint64_t received = sender.counters().packets_received;
   ASSERT_TRUE(sw.socket.SendTo(replicas[0].view(), sender.local()));
@@ -375,6 +382,44 @@ TEST(HotSenderLoss, AStreamWhoseTailIsLostIsReportedOnceAfterTheGapTimeout) {
   EXPECT_EQ(gaps[0].epoch, 0u);
   EXPECT_EQ(gaps[0].keys, keys);  // server 0 is behind: all of its keys
   EXPECT_GE(reported_at - arrived, 100ms);
+}
+
+TEST(HotSenderLoss, AHoleThatOrderShowsIsReportedAtOnceNamingTheLostPacket) {
+  // Every REPLICA of server 0's stream but the first arrives, the LAST
+  // among them: order shows the hole, and the gap is reported without the
+  // sender's clock moving (replica_order_grace is 0), naming packet 0.
+  ScriptedSwitch sw;
+  const auto hot_set = MakeHotSet();
+  const UpdateKey key = NewUpdateKey();
+  HotSenderOptions options = Options(sw, 30s, key);
+  HotSender sender(hot_set, options);
+  std::mutex mutex;
+  std::vector<ReplicaGap> gaps;
+  sender.OnReplicaGap([&](const ReplicaGap& gap) {
+    std::lock_guard lock(mutex);
+    gaps.push_back(gap);
+  });
+  const std::vector<hot::Key> keys = AllKeys(*hot_set);
+  std::vector<EncodedPacket> replicas;
+  PushEpochZero(sw, sender, *hot_set, key, &replicas);
+  ASSERT_GT(replicas.size(), 1u);
+  const Clock::time_point before = sw.clock.Now();
+  for (std::size_t i = 1; i < replicas.size(); ++i) {
+    ASSERT_TRUE(sw.socket.SendTo(replicas[i].view(), sender.local()));
+  }
+  WaitFor([&] {
+    std::lock_guard lock(mutex);
+    return !gaps.empty();
+  });
+  EXPECT_EQ(sw.clock.Now(), before);
+  const HotSenderCounters counters = sender.counters();
+  EXPECT_EQ(counters.replica_holes_by_order, 1u);
+  EXPECT_EQ(counters.replica_gaps, 1u);
+  std::lock_guard lock(mutex);
+  ASSERT_EQ(gaps.size(), 1u);
+  EXPECT_EQ(gaps[0].epoch, 0u);
+  ASSERT_EQ(gaps[0].streams.size(), 1u);
+  EXPECT_EQ(gaps[0].streams[0].seqs, std::vector<std::uint32_t>{0});
 }
 
 TEST(HotSenderForeign, AnswersFromAnotherAddressAreDroppedAndCountedAndChangeNothing) {

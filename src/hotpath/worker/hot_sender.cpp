@@ -445,15 +445,15 @@ void HotSender::Impl::WatchGaps(Clock::time_point now) {
     gaps_watched_upto = from;
   }
   // A stream that order shows over and incomplete (its LAST came, or a later
-  // epoch of the same server did) has lost a packet, or its UPDATE is being
-  // resent: the epoch is reported once a resend would have come (four
-  // smoothed round trips, at least replica_order_grace), not after the
-  // whole gap timeout.
-  const Clock::time_point soon =
-      now + std::max<Clock::duration>(options.replica_order_grace, 4 * retry.smoothed_rtt());
+  // epoch of the same server did) has lost a packet: the epoch is reported
+  // after replica_order_grace (at once by default), not after the whole gap
+  // timeout. If the UPDATE was lost on its way to the switch the server
+  // resends it too, and a repair that finds the hole filled asks nothing.
+  const Clock::time_point soon = now + options.replica_order_grace;
   for (auto& [epoch, watch] : gap_deadlines) {
     if (watch.hole || !replica.EpochHasHole(epoch)) continue;
     watch.hole = true;
+    TraceEpoch("hole", options.worker_id, epoch);
     watch.deadline = std::min(watch.deadline, soon);
     ++counters.replica_holes_by_order;
   }
@@ -472,6 +472,7 @@ void HotSender::Impl::CheckGaps(Clock::time_point now) {
       continue;
     }
     ++counters.replica_gaps;
+    TraceEpoch("gap", options.worker_id, epoch);
     if (on_gap) {
       loop.Notify(
           [callback = on_gap, gap = ReplicaGap{epoch, replica.MissingKeys(epoch),

@@ -640,6 +640,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     if (!sender) return;  // fallen back: reads go to the servers anyway
     // Filled while the report waited here (a server's own resend of an
     // UPDATE lost on its way to the switch): nothing to ask.
+    TraceEpoch("repair_start", static_cast<int>(sender_options_.worker_id), gap.epoch);
     if (sender->MissingReplicaKeys(gap.epoch).empty()) return;
     if (!gap.streams.empty()) {
       const auto asked = Clock::now();
@@ -658,6 +659,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
       packet_repair_micros_ += static_cast<uint64_t>(
           std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - asked).count());
       ++packet_repairs_;
+      TraceEpoch("repaired", static_cast<int>(sender_options_.worker_id), gap.epoch);
       gap.keys = sender->MissingReplicaKeys(gap.epoch);
       if (gap.keys.empty()) return;
     }
