@@ -171,6 +171,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   hotpath::RetryPolicy retry;
   retry.initial_timeout = kNever;
+  retry.min_timeout = kNever;
   retry.max_timeout = kNever;
 
   hotpath::HotSenderOptions sender_options;

@@ -129,6 +129,7 @@ HotCollectorCounters CollectAgainst(ScriptedSwitch& sw,
   options.written_keys_grace = 0ms;
   options.ready_poll = 10s;  // READY comes at once; no poll races it
   options.retry.initial_timeout = timeout;
+  options.retry.min_timeout = timeout;  // the scripted clock's round trips are 0
   options.retry.max_timeout = timeout * 8;
   options.clock = &sw.clock;
   std::optional<CollectedEpoch> collected;
@@ -245,6 +246,7 @@ TEST(HotCollectorTail, TheLastUpdateOfAnEpochIsCopiedAfterItsAck) {
   net::UdpSocket fake_switch{UdpEndpoint{0x7f000001, 0}};
   HotCollectorOptions options = ServerZeroOf(fake_switch.local());
   options.retry.initial_timeout = 10s;  // no resend can come from a timer
+  options.retry.min_timeout = 10s;
   options.retry.max_timeout = 10s;
   options.ready_poll = 10s;  // no READY poll either
   ASSERT_GT(options.tail_copies, 0u);
@@ -324,6 +326,7 @@ TEST(HotCollectorUpdates, AtMostTheWindowIsUnackedAndEachAckLetsOneMoreGo) {
   options.update_window = 2;
   options.tail_copies = 0;
   options.retry.initial_timeout = 10s;  // no resend can come from a timer
+  options.retry.min_timeout = 10s;
   options.retry.max_timeout = 10s;
   options.ready_poll = 10s;
   HotCollector collector(hot_set, owned, options, [](CollectedEpoch) {});
@@ -386,6 +389,7 @@ struct OneUpdateEpochs {
     options.clock = &clock;
     options.tail_copies = 0;
     options.retry.initial_timeout = 20ms;
+    options.retry.min_timeout = 20ms;
     options.retry.max_timeout = 160ms;
     options.ready_poll = 10s;
     collector = std::make_unique<HotCollector>(hot_set, owned, options, [](CollectedEpoch) {});

@@ -124,6 +124,7 @@ HotSenderOptions Options(ScriptedSwitch& sw, std::chrono::milliseconds timeout,
   options.worker_id = kWorker;
   options.switch_address = sw.socket.local();
   options.retry.initial_timeout = timeout;
+  options.retry.min_timeout = timeout;  // the scripted clock's round trips are 0
   options.retry.max_timeout = timeout * 8;
   options.retry.max_retries = 8;
   options.replica_gap_timeout = 10s;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
 namespace libra::hotpath {
 namespace {
 
@@ -11,6 +13,7 @@ using std::chrono::milliseconds;
 RetryPolicy Policy() {
   RetryPolicy p;
   p.initial_timeout = milliseconds(5);
+  p.min_timeout = milliseconds(5);
   p.max_timeout = milliseconds(400);
   p.max_retries = 3;
   return p;
@@ -44,6 +47,24 @@ TEST(RetryClockTest, StaysWithinThePolicy) {
   EXPECT_EQ(clock.base_timeout(), milliseconds(5));
   clock.OnRttSample(milliseconds(5000));
   EXPECT_EQ(clock.base_timeout(), milliseconds(400));
+}
+
+TEST(RetryClockTest, AMeasuredRoundTripGoesBelowTheInitialTimeoutDownToTheFloor) {
+  RetryPolicy policy;  // the engines' own: 2 ms before a sample, 0.5 ms floor
+  RetryClock clock(policy);
+  EXPECT_EQ(clock.timeout(), milliseconds(2));
+  clock.OnRttSample(microseconds(200));  // srtt 200, rttvar 100: 200 + 400
+  EXPECT_EQ(clock.base_timeout(), microseconds(600));
+  for (int i = 0; i < 50; ++i) clock.OnRttSample(microseconds(40));
+  EXPECT_EQ(clock.base_timeout(), policy.min_timeout);
+}
+
+TEST(RetryClockTest, APolicyWhoseFloorIsAboveItsStartIsRefused) {
+  RetryPolicy policy;
+  policy.min_timeout = milliseconds(3);
+  EXPECT_THROW(policy.Validate(), std::invalid_argument);
+  policy.min_timeout = microseconds(0);
+  EXPECT_THROW(policy.Validate(), std::invalid_argument);
 }
 
 TEST(RetryClockTest, AnAnswerToAResendKeepsTheBackedOffTimeout) {

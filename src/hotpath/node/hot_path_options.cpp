@@ -8,6 +8,10 @@ void RetryPolicy::Validate() const {
   if (initial_timeout.count() <= 0) {
     throw std::invalid_argument("retry policy: initial_timeout must be positive");
   }
+  if (min_timeout.count() <= 0 || min_timeout > initial_timeout) {
+    throw std::invalid_argument(
+        "retry policy: min_timeout must be positive and at most initial_timeout");
+  }
   if (max_timeout < initial_timeout) {
     throw std::invalid_argument("retry policy: max_timeout must be at least initial_timeout");
   }

@@ -43,8 +43,7 @@ class RetryClock {
       rttvar_ = (3 * rttvar_ + error) / 4;
       srtt_ = (7 * srtt_ + rtt) / 8;
     }
-    base_ =
-        std::clamp<microseconds>(srtt_ + 4 * rttvar_, policy_.initial_timeout, policy_.max_timeout);
+    base_ = std::clamp<microseconds>(srtt_ + 4 * rttvar_, policy_.min_timeout, policy_.max_timeout);
     timeout_ = base_;
   }
   // A timer expired and the caller resends. Returns false once the policy's
