@@ -71,6 +71,8 @@ std::vector<HotKey> ChooseHotKeys(std::vector<HotKey> candidates, uint64_t capac
 std::vector<HotKey> ChooseRankedHotKeys(std::span<const HotKey> ranked, uint64_t capacity_cells,
                                         uint64_t min_frequency) {
   std::vector<HotKey> chosen;
+  // Sized once: this is on the controller's path every worker waits for.
+  chosen.reserve(static_cast<size_t>(std::min<uint64_t>(ranked.size(), capacity_cells)));
   uint64_t free_cells = capacity_cells;
   for (const HotKey& candidate : ranked) {
     if (candidate.frequency < min_frequency || candidate.frequency == 0 || free_cells == 0) break;

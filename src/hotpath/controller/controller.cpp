@@ -124,6 +124,7 @@ std::shared_ptr<const libra::hot::HotSet> Controller::ChooseFromSamples(
     // sampled counts, which overstate the tail the sample found
     // (sampled_rates.h); every sampled key tells how much they do.
     std::vector<uint64_t> counts;
+    counts.reserve(candidates.size());
     for (const libra::hot::HotKey& k : candidates) counts.push_back(k.frequency);
     const std::vector<double> expected = libra::hot::GoodTuringCounts(counts);
     double other_pushes = 0, other_values = 0;
@@ -133,6 +134,7 @@ std::shared_ptr<const libra::hot::HotSet> Controller::ChooseFromSamples(
       other_pushes += static_cast<double>(k.frequency) / config_.counted_epochs();
       other_values += static_cast<double>(k.frequency) * k.value_len / config_.counted_epochs();
     }
+    input.keys.reserve(chosen.size());
     for (size_t c = 0; c < chosen.size(); ++c) {
       const libra::hot::HotKey& k = chosen[c];
       const double pushes = expected[place_of_chosen[c]] / config_.counted_epochs();
