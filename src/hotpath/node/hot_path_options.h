@@ -22,7 +22,7 @@ struct RetryPolicy {
   // busy user-space switch varies by more than its mean. Not higher: every
   // packet lost at the tail of a window (DATA, COLLECT, UPDATE, a FIN) waits
   // the base; at 2 ms, the floor before, a loopback job with 5 % loss ran
-  // at 0.58x of its lossless speed, at 0.5 ms 0.76x (2026-12-04).
+  // at 0.53x of its lossless speed, at 0.5 ms 0.75x (2026-12-04).
   std::chrono::microseconds min_timeout{500};
   std::chrono::microseconds max_timeout{std::chrono::milliseconds(400)};
   int max_retries = 12;
