@@ -79,10 +79,10 @@ class SArray {
   // Grows or shrinks; new elements are `value`. Keeps the data when the
   // capacity suffices (the memory stays shared with other holders).
   void resize(size_t size, V value = V()) {
-    size_t old_size = size_;
+    const size_t old_size = size_;
     if (size > capacity_) reserve(size + 5);
     size_ = size;
-    for (size_t i = old_size; i < size; ++i) data()[i] = value;
+    if (size > old_size) std::fill(data() + old_size, data() + size, value);
   }
 
   void reserve(size_t size) {

@@ -49,18 +49,7 @@ class SimpleApp {
   // Sends a request to a node or group; returns its timestamp for Wait.
   virtual int Request(int req_head, const std::string& req_body, int recv_id) {
     int ts = obj_->NewRequest(recv_id);
-    Message msg;
-    msg.meta.head = req_head;
-    msg.meta.body = req_body;
-    msg.meta.timestamp = ts;
-    msg.meta.request = true;
-    msg.meta.simple_app = true;
-    msg.meta.app_id = obj_->app_id();
-    msg.meta.customer_id = obj_->customer_id();
-    for (int recver : Postoffice::Get()->GetNodeIDs(recv_id)) {
-      msg.meta.recver = recver;
-      Postoffice::Get()->van()->Send(msg);
-    }
+    SendRequest(req_head, req_body, recv_id, ts);
     return ts;
   }
 
@@ -102,6 +91,27 @@ class SimpleApp {
   virtual Customer* get_customer() { return obj_; }
 
  protected:
+  // Sends a request stamped `timestamp` to every node of `recv_id`; returns
+  // how many it went to. Request stamps it with a tracked request's; a
+  // subclass may send one that nobody answers (Meta::kEmpty).
+  int SendRequest(int head, const std::string& body, int recv_id, int timestamp) {
+    Message msg;
+    msg.meta.head = head;
+    msg.meta.body = body;
+    msg.meta.timestamp = timestamp;
+    msg.meta.request = true;
+    msg.meta.simple_app = true;
+    msg.meta.app_id = obj_->app_id();
+    msg.meta.customer_id = obj_->customer_id();
+    int sent = 0;
+    for (int recver : Postoffice::Get()->GetNodeIDs(recv_id)) {
+      msg.meta.recver = recver;
+      Postoffice::Get()->van()->Send(msg);
+      ++sent;
+    }
+    return sent;
+  }
+
   // Subclasses create obj_ themselves (and call obj_->set_finalize_handle as
   // above if they keep SimpleApp's request handling).
   SimpleApp() {

@@ -50,7 +50,7 @@ class ControlPlaneApp : public ps::SimpleApp {
       recver_ = m.meta.recver;  // handles run in Process, on this thread
       if (!m.meta.request) {
         ++counters_->answers_received;
-      } else if (m.meta.timestamp == ps::Meta::kEmpty) {
+      } else if (IsNotice(m.meta.timestamp)) {
         ++counters_->notices_received;
       }
       Process(m);
@@ -64,23 +64,9 @@ class ControlPlaneApp : public ps::SimpleApp {
   // handle must not respond (IsNotice). For what is sent every epoch and
   // needs no acknowledgement, an answer would be a message of its own each way.
   void Notify(int head, const std::string& body, int recv_id) {
-    ps::Message msg;
-    msg.meta.head = head;
-    msg.meta.body = body;
-    msg.meta.timestamp = ps::Meta::kEmpty;
-    msg.meta.request = true;
-    msg.meta.simple_app = true;
-    msg.meta.app_id = obj_->app_id();
-    msg.meta.customer_id = obj_->customer_id();
-    for (int recver : ps::Postoffice::Get()->GetNodeIDs(recv_id)) {
-      msg.meta.recver = recver;
-      ps::Postoffice::Get()->van()->Send(msg);
-      ++counters_->notices_sent;
-    }
+    counters_->notices_sent += SendRequest(head, body, recv_id, ps::Meta::kEmpty);
   }
-  static bool IsNotice(const ps::SimpleData& request) {
-    return request.timestamp == ps::Meta::kEmpty;
-  }
+  static bool IsNotice(int timestamp) { return timestamp == ps::Meta::kEmpty; }
 
  private:
   int recver_ = ps::Meta::kEmpty;
@@ -263,7 +249,7 @@ void HotPathNode::OnRequest(const ps::SimpleData& request, int recver, ps::Simpl
     }
     case kWrittenKeys: {
       std::optional<WrittenKeys> keys = DecodeWrittenKeys(request.body);
-      if (!ControlPlaneApp::IsNotice(request)) app->Response(request);
+      if (!ControlPlaneApp::IsNotice(request.timestamp)) app->Response(request);
       if (!keys) {
         LOG(ERROR) << "libra: dropped a malformed WRITTEN_KEYS from node " << request.sender;
       } else if (events.written_keys) {

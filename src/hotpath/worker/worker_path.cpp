@@ -638,9 +638,9 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     uint32_t generation = 0;
     std::shared_ptr<libra::hotpath::HotSender> sender = SenderFor(gap.epoch, &generation);
     if (!sender) return;  // fallen back: reads go to the servers anyway
+    TraceEpoch("repair_start", static_cast<int>(sender_options_.worker_id), gap.epoch);
     // Filled while the report waited here (a server's own resend of an
     // UPDATE lost on its way to the switch): nothing to ask.
-    TraceEpoch("repair_start", static_cast<int>(sender_options_.worker_id), gap.epoch);
     if (sender->MissingReplicaKeys(gap.epoch).empty()) return;
     if (!gap.streams.empty()) {
       const auto asked = Clock::now();
