@@ -224,6 +224,26 @@ CostPrediction PredictCost(const CostInput& input, const std::vector<KeySample>&
   return p;
 }
 
+std::optional<CostChoice> NoSetCanPay(const CostInput& input) {
+  CostChoice choice;
+  choice.chosen = PredictCost(input, input.keys, 0);
+  const CostPrediction& plain = choice.chosen;
+  const double floor = plain.unmodelled_seconds + EpochLatency(input);
+  if (plain.plain_seconds - floor > input.constants.min_saving * plain.plain_seconds) {
+    return std::nullopt;
+  }
+  choice.candidates = {plain};
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "the cost model predicts no hot set pays: any set's epoch is at least %.2f ms "
+                "(the hot path's fixed latency %.2f ms, and %.2f ms of the plain epoch the model "
+                "does not see) against %.2f ms on the plain PS",
+                floor * 1e3, EpochLatency(input) * 1e3, plain.unmodelled_seconds * 1e3,
+                plain.plain_seconds * 1e3);
+  choice.why = line;
+  return choice;
+}
+
 CostChoice ChooseByCost(const CostInput& input) {
   CostChoice choice;
   choice.ordered = input.keys;

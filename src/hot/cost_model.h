@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -116,5 +117,15 @@ CostPrediction PredictCost(const CostInput& input, const std::vector<KeySample>&
 // Tries the empty set and sets of growing size (doubling from 256 keys, and
 // every key that fits) and keeps the one with the largest saving.
 CostChoice ChooseByCost(const CostInput& input);
+
+// The choice of no set when the hot path's floor already rules out every
+// set, else nothing. Every set's epoch holds the hot path's fixed latency
+// and what the measured plain epoch holds beyond the model's (both paths pay
+// it); neither depends on which keys the set takes, only on the job and on
+// all pushes together, so `input` may carry every push in `other_*` and no
+// key. When that floor leaves less than `min_saving` of the plain epoch,
+// ChooseByCost would choose no set: the controller asks this before ranking
+// the sampled keys, which every worker may be waiting for.
+std::optional<CostChoice> NoSetCanPay(const CostInput& input);
 
 }  // namespace libra::hot

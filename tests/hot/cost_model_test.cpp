@@ -191,6 +191,50 @@ TEST(CostModel, AMeasuredPlainEpochIsThePlainPathAndItsRemainderIsOnBoth) {
   EXPECT_EQ(PredictCost(fast, by_model.ordered, p.keys).unmodelled_seconds, 0);
 }
 
+// The hot path's floor (its fixed latency and the measured plain epoch's
+// unmodelled remainder) needs no ranking of the keys: where it rules every
+// set out, ChooseByCost chooses none too, and where ChooseByCost finds a
+// set that pays, the floor does not rule it out. Only the sum of all
+// pushes matters, so the floor is the same with no key given.
+TEST(CostModel, TheFloorRulesOutASetOnlyWhereTheModelChoosesNone) {
+  int ruled_out = 0, pays = 0;
+  for (double rate_mbit : {20.0, 100.0, 1000.0, 10000.0}) {
+    for (double cores : {0.0, 2.0}) {
+      for (double measured_ms : {0.0, 1.0, 5.0, 20.0, 200.0, 2000.0}) {
+        CostInput input = ZipfJob(20000, 4, rate_mbit);
+        input.shared_cores = cores;
+        input.measured_plain_epoch_s = measured_ms * 1e-3;
+        const CostChoice full = ChooseByCost(input);
+        const std::optional<CostChoice> floor = NoSetCanPay(input);
+        const std::string where = std::to_string(rate_mbit) + " Mbit/s, " + std::to_string(cores) +
+                                  " cores, " + std::to_string(measured_ms) + " ms";
+        if (floor) {
+          ++ruled_out;
+          EXPECT_EQ(full.chosen.keys, 0u) << where << ": " << full.why;
+          EXPECT_EQ(floor->chosen.keys, 0u);
+          EXPECT_NE(floor->why.find("no hot set pays"), std::string::npos) << floor->why;
+          EXPECT_DOUBLE_EQ(floor->chosen.plain_seconds, full.candidates.front().plain_seconds);
+        }
+        if (full.chosen.keys > 0) {
+          ++pays;
+          EXPECT_FALSE(floor) << where << ": " << floor->why;
+        }
+        // Every push given as another key's: the same floor.
+        CostInput sums = input;
+        for (const KeySample& k : input.keys) {
+          sums.other_pushes_per_epoch += k.pushes_per_epoch;
+          sums.other_values_per_epoch += k.pushes_per_epoch * k.value_len;
+        }
+        sums.keys.clear();
+        EXPECT_EQ(NoSetCanPay(sums).has_value(), floor.has_value()) << where;
+      }
+    }
+  }
+  // Both outcomes occur, so the comparisons above were made.
+  EXPECT_GT(ruled_out, 0);
+  EXPECT_GT(pays, 0);
+}
+
 TEST(CostModel, NothingSampledMeansNoHotSet) {
   CostInput input;
   input.capacity_values = 1000;

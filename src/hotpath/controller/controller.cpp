@@ -92,6 +92,37 @@ std::shared_ptr<const libra::hot::HotSet> Controller::ChooseFromSamples(
   const uint64_t capacity = config_.capacity_cells > 0
                                 ? std::min(config_.capacity_cells, layout.capacity())
                                 : layout.capacity();
+  if (candidates.empty()) {
+    *why = "no keys were pushed during the sampling phase";
+    return nullptr;
+  }
+  libra::hot::CostInput input;  // LIBRA_CAPACITY=auto: what the cost model prices
+  if (config_.capacity_auto) {
+    input.num_workers = static_cast<uint32_t>(num_workers_);
+    input.num_servers = static_cast<uint32_t>(num_servers_);
+    input.slots_per_packet = layout.num_arrays;
+    input.capacity_values = capacity;
+    input.link_bytes_per_s = config_.link_mbit * 1e6 / 8;
+    input.shared_cores = config_.shared_cores;
+    if (config_.plain_epoch_measured) input.measured_plain_epoch_s = MedianPlainEpoch(joins_);
+    // The raw counts' sum is a fair estimate of all pushes (also of keys the
+    // sample missed); what the set does not take stays on the servers.
+    for (const libra::hot::HotKey& k : candidates) {
+      input.other_pushes_per_epoch += static_cast<double>(k.frequency) / config_.counted_epochs();
+      input.other_values_per_epoch +=
+          static_cast<double>(k.frequency) * k.value_len / config_.counted_epochs();
+    }
+    // Where the hot path's fixed cost alone outweighs what any set could
+    // save, the answer needs no ranking of the keys (tens of ms on shared
+    // cores, which every worker may wait for at the first hot epoch).
+    if (std::optional<libra::hot::CostChoice> none = libra::hot::NoSetCanPay(input)) {
+      cost_ = none->chosen;
+      cost_why_ = none->why;
+      LOG(INFO) << "libra: " << none->why;
+      *why = none->why;
+      return nullptr;
+    }
+  }
   // Each chosen key's place in `candidates` is kept, for its server and
   // its expected count.
   const std::vector<uint32_t> order = RankHeaviestFirst(candidates);
@@ -107,46 +138,30 @@ std::shared_ptr<const libra::hot::HotSet> Controller::ChooseFromSamples(
     ++c;
   }
   if (chosen.empty()) {
-    *why = "no keys were pushed during the sampling phase";
+    *why = "no sampled key fits the switch";
     return nullptr;
   }
   if (config_.capacity_auto) {
-    // Keep the prefix of the heaviest keys that pays, or none.
-    libra::hot::CostInput input;
-    input.num_workers = static_cast<uint32_t>(num_workers_);
-    input.num_servers = static_cast<uint32_t>(num_servers_);
-    input.slots_per_packet = layout.num_arrays;
-    input.capacity_values = capacity;
-    input.link_bytes_per_s = config_.link_mbit * 1e6 / 8;
-    input.shared_cores = config_.shared_cores;
-    if (config_.plain_epoch_measured) input.measured_plain_epoch_s = MedianPlainEpoch(joins_);
-    // Priced at what they are expected to cost from now on, not at their
-    // sampled counts, which overstate the tail the sample found
-    // (sampled_rates.h); every sampled key tells how much they do.
+    // Keep the prefix of the heaviest keys that pays, or none. Priced at
+    // what they are expected to cost from now on, not at their sampled
+    // counts, which overstate the tail the sample found (sampled_rates.h).
     std::vector<uint64_t> counts;
     counts.reserve(candidates.size());
     for (const libra::hot::HotKey& k : candidates) counts.push_back(k.frequency);
     const std::vector<double> expected = libra::hot::GoodTuringCounts(counts);
-    double other_pushes = 0, other_values = 0;
-    // The raw counts' sum is a fair estimate of all pushes (also of keys the
-    // sample missed); what the set does not take stays on the servers.
-    for (const libra::hot::HotKey& k : candidates) {
-      other_pushes += static_cast<double>(k.frequency) / config_.counted_epochs();
-      other_values += static_cast<double>(k.frequency) * k.value_len / config_.counted_epochs();
-    }
     input.keys.reserve(chosen.size());
     for (size_t c = 0; c < chosen.size(); ++c) {
       const libra::hot::HotKey& k = chosen[c];
       const double pushes = expected[place_of_chosen[c]] / config_.counted_epochs();
       input.keys.push_back({k.key, k.value_len, pushes});
-      other_pushes -= pushes;
-      other_values -= pushes * k.value_len;
+      input.other_pushes_per_epoch -= pushes;
+      input.other_values_per_epoch -= pushes * k.value_len;
     }
     // Keys the workers pushed but left out of their JOIN (beyond what the
     // switch could hold) are not counted: a job with more distinct keys than
     // switch cells is priced as if they were not pushed.
-    input.other_pushes_per_epoch = std::max(0.0, other_pushes);
-    input.other_values_per_epoch = std::max(0.0, other_values);
+    input.other_pushes_per_epoch = std::max(0.0, input.other_pushes_per_epoch);
+    input.other_values_per_epoch = std::max(0.0, input.other_values_per_epoch);
     const libra::hot::CostChoice choice = libra::hot::ChooseByCost(input);
     cost_ = choice.chosen;
     cost_why_ = choice.why;
