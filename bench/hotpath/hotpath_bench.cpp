@@ -3,9 +3,10 @@
 // and per REPLICA packet (its MAC checked, its values applied), and a
 // server per UPDATE it signs, on a Tofino-1 sized
 // layout: 32 arrays, heat placement, a push that carries 2/3 of the hot keys.
-// And the controller's part of the choice of a hot set, which every worker
-// may wait for at the first hot epoch: summing the JOINs, ranking the keys
-// and pricing the candidate sets.
+// And the choice of a hot set: a worker's sampling phase (counting its
+// pushes' keys, taking and encoding them for its JOIN), and the
+// controller's part, which every worker may wait for at the first hot
+// epoch: summing the JOINs, ranking the keys and pricing the candidate sets.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -22,6 +23,7 @@
 #include "hotpath/messages/update_auth.h"
 #include "hotpath/worker/hot_replica.h"
 #include "hotpath/worker/hot_split.h"
+#include "hotpath/worker/key_sampler.h"
 
 namespace libra::hotpath {
 namespace {
@@ -212,6 +214,56 @@ std::vector<std::vector<KeyCount>> SampleJoins() {
   }
   return joins;
 }
+
+// `pushes` pushes of `keys_per_push` distinct hashed keys each (ascending,
+// as PS-lite pushes are), Zipf 0.85 over 1,000,000 keys: LR batch 1000
+// counts 3 pushes of ~20,000 keys, batch 200 23 pushes of ~4,000.
+std::vector<ps::WorkerHotPath::Parts> SamplePushes(int pushes, int keys_per_push) {
+  constexpr int kKeys = 1'000'000;
+  std::vector<double> cdf(kKeys);
+  double sum = 0;
+  for (int k = 0; k < kKeys; ++k) cdf[k] = sum += std::pow(k + 1.0, -0.85);
+  std::mt19937_64 rng(7);
+  std::vector<ps::WorkerHotPath::Parts> out(pushes);
+  for (auto& push : out) {
+    std::vector<std::uint64_t> keys;
+    while (keys.size() < static_cast<std::size_t>(keys_per_push)) {
+      const double u = std::uniform_real_distribution<double>(0, sum)(rng);
+      const auto rank = std::lower_bound(cdf.begin(), cdf.end(), u) - cdf.begin();
+      keys.push_back((static_cast<std::uint64_t>(rank) + 1) * 0x9E3779B97F4A7C15ull);
+      if (keys.size() == static_cast<std::size_t>(keys_per_push)) {
+        std::sort(keys.begin(), keys.end());
+        keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+      }
+    }
+    for (std::uint64_t k : keys) {
+      push.keys.push_back(k);
+      push.vals.push_back(0.5f);
+    }
+  }
+  return out;
+}
+
+// A worker's sampling phase: counting its pushes, then taking the counts
+// in key order and encoding its JOIN (the JOIN's thread).
+void BM_WorkerSamplesAndJoins(benchmark::State& state) {
+  const std::vector<ps::WorkerHotPath::Parts> pushes =
+      SamplePushes(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
+  std::size_t keys = 0;
+  for (auto _ : state) {
+    KeySampler sampler;
+    for (const auto& push : pushes) sampler.Count(push);
+    JoinRequest join;
+    join.counts = sampler.TakeHeaviest(1 << 20);
+    keys = join.counts.size();
+    benchmark::DoNotOptimize(Encode(join).size());
+  }
+  state.counters["keys"] = static_cast<double>(keys);
+}
+BENCHMARK(BM_WorkerSamplesAndJoins)
+    ->Args({3, 20000})
+    ->Args({23, 4000})
+    ->Unit(benchmark::kMillisecond);
 
 void BM_ControllerSumsJoins(benchmark::State& state) {
   const std::vector<std::vector<KeyCount>> joins = SampleJoins();

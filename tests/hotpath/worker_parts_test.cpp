@@ -4,7 +4,10 @@
 // a lagging replica is repaired as a whole.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <map>
+#include <random>
 #include <vector>
 
 #include "hotpath/messages/sum_check.h"
@@ -58,6 +61,40 @@ TEST(KeySampler, CountsEveryPushAndTakesTheHeaviestOnce) {
   EXPECT_EQ(sampler.keys_counted(), 3u);
   EXPECT_EQ(sampler.keys_taken(), 2u);
   EXPECT_TRUE(sampler.TakeHeaviest(10).empty()) << "the counts are forgotten once taken";
+}
+
+// Pushes in key order (PS-lite's contract), out of it, and with a key
+// twice: every occurrence counted, each key's latest length kept, against a
+// map.
+TEST(KeySampler, CountsPushesInAnyOrderAsAMapWould) {
+  std::mt19937_64 rng(3);
+  KeySampler sampler;
+  std::map<hot::Key, std::pair<uint64_t, uint32_t>> expected;  // updates, latest length
+  for (int p = 0; p < 12; ++p) {
+    std::vector<hot::Key> keys;
+    for (int i = 0; i < 300; ++i) keys.push_back(rng() % 500);
+    std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    if (p % 3 == 1) std::shuffle(keys.begin(), keys.end(), rng);  // out of order
+    if (p % 3 == 2) keys.push_back(keys.front());                 // a key twice
+    std::vector<int> lens;
+    for (size_t i = 0; i < keys.size(); ++i) lens.push_back(1 + static_cast<int>(rng() % 3));
+    sampler.Count(PushOf(keys, lens));
+    for (size_t i = 0; i < keys.size(); ++i) {
+      ++expected[keys[i]].first;
+      expected[keys[i]].second = static_cast<uint32_t>(lens[i]);
+    }
+  }
+  const std::vector<KeyCount> taken = sampler.TakeHeaviest(1000);
+  ASSERT_EQ(taken.size(), expected.size());
+  size_t i = 0;
+  for (const auto& [key, count] : expected) {
+    EXPECT_EQ(taken[i].key, key);
+    EXPECT_EQ(taken[i].updates, count.first) << key;
+    EXPECT_EQ(taken[i].value_len, count.second) << key;
+    ++i;
+  }
+  EXPECT_EQ(sampler.keys_counted(), expected.size());
 }
 
 TEST(KeySampler, TheMedianEpochIsTheMedianTimeBetweenPushes) {

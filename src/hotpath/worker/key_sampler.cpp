@@ -10,19 +10,40 @@
 namespace libra::hotpath {
 
 void KeySampler::Count(const ps::WorkerHotPath::Parts& push) {
-  // A push of millions of keys: size the table once instead of rehashing it
-  // at every doubling, and fetch slots ahead of their use.
-  if (counts_.size() == 0 && push.keys.size() > 4096) {
-    counts_ = hot::HotKeyTable<Sampled>(push.keys.size());
-  }
-  constexpr std::size_t kAhead = 8;
-  for (std::size_t i = 0; i < push.keys.size(); ++i) {
-    if (i + kAhead < push.keys.size()) counts_.Prefetch(push.keys[i + kAhead]);
-    Sampled& s = counts_.FindOrInsert(push.keys[i], Sampled{});
-    ++s.updates;
-    s.value_len = static_cast<std::uint32_t>(ValuesOfKey(push, i));
+  if (std::is_sorted(push.keys.begin(), push.keys.end())) {
+    Merge(push, {});
+  } else {
+    // Not PS-lite's contract, but counted all the same.
+    std::vector<std::size_t> order(push.keys.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&push](std::size_t a, std::size_t b) { return push.keys[a] < push.keys[b]; });
+    Merge(push, order);
   }
   NoteMagnitudes(push);
+}
+
+void KeySampler::Merge(const ps::WorkerHotPath::Parts& push, std::span<const std::size_t> order) {
+  merged_.clear();
+  merged_.reserve(counts_.size() + push.keys.size());
+  std::size_t old = 0;
+  for (std::size_t j = 0; j < push.keys.size(); ++j) {
+    const std::size_t i = order.empty() ? j : order[j];
+    const hot::Key key = push.keys[i];
+    const auto value_len = static_cast<std::uint32_t>(ValuesOfKey(push, i));
+    while (old < counts_.size() && counts_[old].key < key) merged_.push_back(counts_[old++]);
+    if (!merged_.empty() && merged_.back().key == key) {  // a key twice in one push
+      ++merged_.back().updates;
+      merged_.back().value_len = value_len;
+      continue;
+    }
+    Sampled s{key, 0, value_len};
+    if (old < counts_.size() && counts_[old].key == key) s.updates = counts_[old++].updates;
+    ++s.updates;
+    merged_.push_back(s);
+  }
+  merged_.insert(merged_.end(), counts_.begin() + static_cast<std::ptrdiff_t>(old), counts_.end());
+  counts_.swap(merged_);
 }
 
 void KeySampler::NoteMagnitudes(const ps::WorkerHotPath::Parts& push) {
@@ -32,10 +53,9 @@ void KeySampler::NoteMagnitudes(const ps::WorkerHotPath::Parts& push) {
 std::vector<KeyCount> KeySampler::TakeHeaviest(std::size_t limit) {
   std::vector<KeyCount> counted;
   counted.reserve(counts_.size());
-  counts_.ForEach([&](hot::Key key, const Sampled& s) {
-    counted.push_back({key, s.value_len, s.updates, 0});
-  });
-  counts_.Clear();
+  for (const Sampled& s : counts_) counted.push_back({s.key, s.value_len, s.updates, 0});
+  counts_ = {};
+  merged_ = {};
   keys_counted_ = counted.size();
   std::vector<KeyCount> heaviest = HeaviestCounts(std::move(counted), limit);
   keys_taken_ = heaviest.size();

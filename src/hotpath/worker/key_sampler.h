@@ -4,6 +4,13 @@
 // those counts (sampled_counts.h), from which the controller chooses the hot
 // set, and the median epoch, the plain path's as measured (cost_model.h).
 //
+// The counts are kept in key order, merged with each push's keys (which
+// PS-lite pushes in ascending order): counting a push is one pass over the
+// counts so far and the push, with no hashing, and the JOIN, which carries
+// its counts in key order, needs no sort of its own (a hash table and a sort
+// at the JOIN took three times as long: `bench_hotpath
+// --benchmark_filter=WorkerSamples`).
+//
 // Not thread-safe: the worker path counts under its push lock, and then
 // hands the sampler to its JOIN thread.
 #pragma once
@@ -12,9 +19,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
-#include "hot/hot_key_table.h"
+#include "hot/hot_set.h"
 #include "hotpath/messages/control_messages.h"
 #include "ps/internal/hot_path_hooks.h"
 
@@ -22,7 +30,9 @@ namespace libra::hotpath {
 
 class KeySampler {
  public:
-  // Counts one push of the sampling phase.
+  // Counts one push of the sampling phase: each key once per time it is in
+  // the push, with the number of values it had in its latest push. Keys in
+  // any order are counted; ascending ones (PS-lite's contract) fastest.
   void Count(const ps::WorkerHotPath::Parts& push);
 
   // Takes the magnitudes of `push` into max_abs() without counting it (the
@@ -45,10 +55,16 @@ class KeySampler {
 
  private:
   struct Sampled {
-    std::uint64_t updates = 0;
+    hot::Key key = 0;
+    std::uint32_t updates = 0;
     std::uint32_t value_len = 1;
   };
-  hot::HotKeyTable<Sampled> counts_;
+  // Merges the keys of `push` into counts_, taken in the order `order`
+  // gives their places (ascending keys; a key may repeat), or in the push's
+  // own order when `order` is empty.
+  void Merge(const ps::WorkerHotPath::Parts& push, std::span<const std::size_t> order);
+  std::vector<Sampled> counts_;  // ascending by key, each key once
+  std::vector<Sampled> merged_;  // the next counts_, kept for its capacity
   float max_abs_ = 0;
   std::uint64_t keys_counted_ = 0, keys_taken_ = 0;
   std::optional<std::chrono::steady_clock::time_point> last_push_;
