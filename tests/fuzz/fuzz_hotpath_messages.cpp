@@ -88,9 +88,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   const std::string body(reinterpret_cast<const char*>(data + 1), size - 1);
   switch (data[0] % 8) {
-    case 0:
+    case 0: {
       RoundTrip<JoinRequest>(body, DecodeJoin, true);
+      // The header the controller reads first is the whole JOIN's.
+      const std::optional<JoinRequest> join = DecodeJoin(body);
+      const std::optional<JoinRequest> header = DecodeJoinHeader(body);
+      if (join) {
+        Check(header.has_value() && header->counts.empty());
+        Check(header->rank == join->rank && header->counted_pairs == join->counted_pairs &&
+              header->counted_values == join->counted_values);
+      }
       break;
+    }
     case 1: {
       RoundTrip<Install>(body, DecodeInstall, !body.empty() && (body[0] == 0 || body[0] == 1));
       const std::optional<Install> install = DecodeInstall(body);

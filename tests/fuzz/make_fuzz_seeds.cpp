@@ -450,6 +450,8 @@ void ControlMessageSeeds() {
   join.rank = 2;
   join.address = {0x7f000001, 4000};
   join.max_abs_value = 3.5f;
+  join.counted_pairs = 149;
+  join.counted_values = 199;
   join.counts = {{10, 1, 99, 0}, {11, 2, 50, 1}};
   Save("hotpath_messages", "join", std::string(1, '\0') + libra::hotpath::Encode(join));
   libra::hotpath::Install install;

@@ -22,6 +22,8 @@ JoinRequest SampleJoin() {
   join.address = {0x7f000001, 4242};
   join.max_abs_value = 2.5f;
   join.plain_epoch_seconds = 0.125f;
+  join.counted_pairs = 30;
+  join.counted_values = 45;
   join.counts = {{7, 1, 10, 0}, {9, 4, 3, 1}, {~0ull, 2, 1, 2}};
   return join;
 }
@@ -63,6 +65,8 @@ TEST(HotPathMessages, JoinRoundTrips) {
   EXPECT_EQ(back->address, join.address);
   EXPECT_EQ(back->max_abs_value, join.max_abs_value);
   EXPECT_EQ(back->plain_epoch_seconds, join.plain_epoch_seconds);
+  EXPECT_EQ(back->counted_pairs, join.counted_pairs);
+  EXPECT_EQ(back->counted_values, join.counted_values);
   ASSERT_EQ(back->counts.size(), join.counts.size());
   for (size_t i = 0; i < join.counts.size(); ++i) {
     EXPECT_EQ(back->counts[i].key, join.counts[i].key);
@@ -70,6 +74,31 @@ TEST(HotPathMessages, JoinRoundTrips) {
     EXPECT_EQ(back->counts[i].updates, join.counts[i].updates);
     EXPECT_EQ(back->counts[i].server, join.counts[i].server);
   }
+}
+
+// The controller reads a JOIN's fixed fields first and its counts only
+// when the cost model needs them: the header stands even where the counts
+// are cut short, and it is the whole decoder's.
+TEST(HotPathMessages, AJoinsHeaderIsReadWithoutItsCounts) {
+  const JoinRequest join = SampleJoin();
+  const std::string body = Encode(join);
+  const std::optional<JoinRequest> header = DecodeJoinHeader(body);
+  ASSERT_TRUE(header);
+  EXPECT_EQ(header->rank, join.rank);
+  EXPECT_EQ(header->address, join.address);
+  EXPECT_EQ(header->epoch, join.epoch);
+  EXPECT_EQ(header->plain_epoch_seconds, join.plain_epoch_seconds);
+  EXPECT_EQ(header->counted_pairs, join.counted_pairs);
+  EXPECT_EQ(header->counted_values, join.counted_values);
+  EXPECT_TRUE(header->counts.empty());
+  const std::string cut = body.substr(0, body.size() - 2);
+  EXPECT_FALSE(DecodeJoin(cut));
+  EXPECT_TRUE(DecodeJoinHeader(cut));
+  const size_t header_bytes = 1 + 4 + 4 + 2 + 4 + 4 + 4 + 8 + 8;
+  for (size_t n = 0; n < header_bytes; ++n) EXPECT_FALSE(DecodeJoinHeader(body.substr(0, n))) << n;
+  std::string no_role = body;
+  no_role[0] = 3;
+  EXPECT_FALSE(DecodeJoinHeader(no_role));
 }
 
 // A worker's JOIN lists up to a switch's worth of hashed keys: each count
@@ -110,7 +139,7 @@ TEST(HotPathMessages, AJoinsCountsAscendByKeyEachKeyOnce) {
   std::string body = Encode(SampleJoin());
   const char more[] = {0, 1, 1, 0};  // gap, value_len, updates, server
   body.append(more, sizeof more);
-  const size_t count_at = 1 + 4 + 4 + 2 + 4 + 4 + 4;  // role ... plain_epoch_seconds
+  const size_t count_at = 1 + 4 + 4 + 2 + 4 + 4 + 4 + 8 + 8;  // role ... counted_values
   ASSERT_EQ(static_cast<uint8_t>(body[count_at]), 3);
   body[count_at] = 4;
   EXPECT_FALSE(DecodeJoin(body));

@@ -46,8 +46,47 @@ int Controller::ChooseScaleBits(uint32_t num_workers, float max_abs) {
   return std::clamp(static_cast<int>(std::floor(room)), 0, 24);
 }
 
+libra::hot::CostInput Controller::CostInputWithoutKeys(double measured_plain_epoch_s,
+                                                       double counted_pairs,
+                                                       double counted_values) const {
+  const libra::hot::SwitchLayout layout =
+      libra::hot::SwitchLayoutFor(libra::dataplane::PipelineProfile::Tofino1(), num_workers_);
+  libra::hot::CostInput input;
+  input.num_workers = static_cast<uint32_t>(num_workers_);
+  input.num_servers = static_cast<uint32_t>(num_servers_);
+  input.slots_per_packet = layout.num_arrays;
+  input.capacity_values = config_.capacity_cells > 0
+                              ? std::min(config_.capacity_cells, layout.capacity())
+                              : layout.capacity();
+  input.link_bytes_per_s = config_.link_mbit * 1e6 / 8;
+  input.shared_cores = config_.shared_cores;
+  if (config_.plain_epoch_measured) input.measured_plain_epoch_s = measured_plain_epoch_s;
+  // Every push the workers counted (also of keys beyond their JOINs'
+  // counts), all of it on the servers until keys are given.
+  input.other_pushes_per_epoch = counted_pairs / config_.counted_epochs();
+  input.other_values_per_epoch = counted_values / config_.counted_epochs();
+  return input;
+}
+
+bool Controller::MaySumLater(const JoinRequest& join) const {
+  if (!config_.capacity_auto || !config_.sampling()) return false;
+  if (join.role != JoinRequest::Role::kWorker) return true;  // no counts
+  // This worker's epoch and pushes, as if every worker's were the same.
+  const double workers = num_workers_;
+  return libra::hot::NoSetCanPay(
+             CostInputWithoutKeys(join.plain_epoch_seconds,
+                                  workers * static_cast<double>(join.counted_pairs),
+                                  workers * static_cast<double>(join.counted_values)))
+      .has_value();
+}
+
 void Controller::OnJoin(const ps::SimpleData& request, ps::SimpleApp* app) {
-  std::optional<JoinRequest> join = DecodeJoin(request.body);
+  std::optional<JoinRequest> join = DecodeJoinHeader(request.body);
+  const bool later = join && MaySumLater(*join);
+  // Otherwise summed now, while other JOINs are on their way: what is left
+  // once the last comes is what every worker may wait for at the first hot
+  // epoch.
+  if (join && !later) join = DecodeJoin(request.body);
   if (!join) {
     LOG(ERROR) << "libra controller: dropped a malformed JOIN from node " << request.sender;
     return;
@@ -56,10 +95,9 @@ void Controller::OnJoin(const ps::SimpleData& request, ps::SimpleApp* app) {
   Install install;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    // Summed now, while other JOINs are on their way: what is left once the
-    // last comes is what every worker may wait for at the first hot epoch.
-    AddSampledCounts(join->counts, &sums_);
+    if (!later) AddSampledCounts(join->counts, &sums_);
     join->counts = {};
+    summed_.push_back(!later);
     joins_.emplace_back(request, std::move(*join));
     if (joins_.size() < static_cast<size_t>(num_workers_ + num_servers_)) return;
     const auto last_join = std::chrono::steady_clock::now();
@@ -68,6 +106,7 @@ void Controller::OnJoin(const ps::SimpleData& request, ps::SimpleApp* app) {
         std::chrono::steady_clock::now() - last_join);
     answered = std::move(joins_);
     joins_.clear();
+    summed_.clear();
     sums_ = {};
   }
   if (install.enabled) {
@@ -81,40 +120,43 @@ void Controller::OnJoin(const ps::SimpleData& request, ps::SimpleApp* app) {
   for (const auto& [req, unused] : answered) app->Response(req, body);
 }
 
+void Controller::SumCountsLate() {
+  for (size_t i = 0; i < joins_.size(); ++i) {
+    const auto& [request, header] = joins_[i];
+    if (summed_[i] || header.role != JoinRequest::Role::kWorker) continue;
+    const std::optional<JoinRequest> join = DecodeJoin(request.body);
+    if (!join) {
+      throw std::runtime_error("the JOIN of node " + std::to_string(request.sender) +
+                               " holds malformed counts");
+    }
+    AddSampledCounts(join->counts, &sums_);
+    summed_[i] = true;
+  }
+}
+
 std::shared_ptr<const libra::hot::HotSet> Controller::ChooseFromSamples(
     std::vector<uint32_t>* owners, std::string* why) {
-  // Each key's updates summed over the workers (as their JOINs came).
-  const SampledSums& sums = sums_;
-  const std::vector<libra::hot::HotKey>& candidates = sums.keys;
-  const std::vector<uint32_t>& servers = sums.servers;
   const libra::hot::SwitchLayout layout =
       libra::hot::SwitchLayoutFor(libra::dataplane::PipelineProfile::Tofino1(), num_workers_);
   const uint64_t capacity = config_.capacity_cells > 0
                                 ? std::min(config_.capacity_cells, layout.capacity())
                                 : layout.capacity();
-  if (candidates.empty()) {
-    *why = "no keys were pushed during the sampling phase";
-    return nullptr;
-  }
   libra::hot::CostInput input;  // LIBRA_CAPACITY=auto: what the cost model prices
   if (config_.capacity_auto) {
-    input.num_workers = static_cast<uint32_t>(num_workers_);
-    input.num_servers = static_cast<uint32_t>(num_servers_);
-    input.slots_per_packet = layout.num_arrays;
-    input.capacity_values = capacity;
-    input.link_bytes_per_s = config_.link_mbit * 1e6 / 8;
-    input.shared_cores = config_.shared_cores;
-    if (config_.plain_epoch_measured) input.measured_plain_epoch_s = MedianPlainEpoch(joins_);
-    // The raw counts' sum is a fair estimate of all pushes (also of keys the
-    // sample missed); what the set does not take stays on the servers.
-    for (const libra::hot::HotKey& k : candidates) {
-      input.other_pushes_per_epoch += static_cast<double>(k.frequency) / config_.counted_epochs();
-      input.other_values_per_epoch +=
-          static_cast<double>(k.frequency) * k.value_len / config_.counted_epochs();
+    double pairs = 0, values = 0;
+    for (const auto& [request, join] : joins_) {
+      pairs += static_cast<double>(join.counted_pairs);
+      values += static_cast<double>(join.counted_values);
+    }
+    input = CostInputWithoutKeys(MedianPlainEpoch(joins_), pairs, values);
+    if (pairs == 0) {
+      *why = "no keys were pushed during the sampling phase";
+      return nullptr;
     }
     // Where the hot path's fixed cost alone outweighs what any set could
-    // save, the answer needs no ranking of the keys (tens of ms on shared
-    // cores, which every worker may wait for at the first hot epoch).
+    // save, the answer needs neither the JOINs' counts nor their ranking
+    // (tens of ms on shared cores, which every worker may wait for at the
+    // first hot epoch).
     if (std::optional<libra::hot::CostChoice> none = libra::hot::NoSetCanPay(input)) {
       cost_ = none->chosen;
       cost_why_ = none->why;
@@ -122,6 +164,14 @@ std::shared_ptr<const libra::hot::HotSet> Controller::ChooseFromSamples(
       *why = none->why;
       return nullptr;
     }
+    SumCountsLate();
+  }
+  // Each key's updates summed over the workers.
+  const std::vector<libra::hot::HotKey>& candidates = sums_.keys;
+  const std::vector<uint32_t>& servers = sums_.servers;
+  if (candidates.empty()) {
+    *why = "no keys were pushed during the sampling phase";
+    return nullptr;
   }
   // Each chosen key's place in `candidates` is kept, for its server and
   // its expected count.
@@ -157,9 +207,6 @@ std::shared_ptr<const libra::hot::HotSet> Controller::ChooseFromSamples(
       input.other_pushes_per_epoch -= pushes;
       input.other_values_per_epoch -= pushes * k.value_len;
     }
-    // Keys the workers pushed but left out of their JOIN (beyond what the
-    // switch could hold) are not counted: a job with more distinct keys than
-    // switch cells is priced as if they were not pushed.
     input.other_pushes_per_epoch = std::max(0.0, input.other_pushes_per_epoch);
     input.other_values_per_epoch = std::max(0.0, input.other_values_per_epoch);
     const libra::hot::CostChoice choice = libra::hot::ChooseByCost(input);

@@ -66,6 +66,21 @@ class Controller {
 
  private:
   Install Decide();
+  // The cost model's input for this job without keys: every counted push
+  // on the servers (the workers' `counted_pairs` and `counted_values`
+  // summed), and the plain epoch as measured.
+  libra::hot::CostInput CostInputWithoutKeys(double measured_plain_epoch_s, double counted_pairs,
+                                             double counted_values) const;
+  // Whether `join`'s counts may wait until every node has joined: with the
+  // cost model (LIBRA_CAPACITY=auto, sampling), when its worker's own epoch
+  // and pushes already leave the model's floor no room for a set, the
+  // controller reads its counts only if all the JOINs together leave some
+  // (NoSetCanPay); otherwise it sums them as they come, behind the JOINs
+  // still on their way.
+  bool MaySumLater(const JoinRequest& join) const;
+  // Sums the counts of every worker's JOIN not summed yet into sums_ (throws
+  // on malformed counts: the job then stays plain).
+  void SumCountsLate();
   // The hot set of the sampled counts, and the server that owns each key.
   // With several servers, the hot set re-placed so that each server owns
   // whole rows (BandedPlacement) and reads them with one COLLECT per row;
@@ -86,8 +101,11 @@ class Controller {
   const int num_workers_;
   const int num_servers_;
   std::mutex mu_;
-  std::vector<std::pair<ps::SimpleData, JoinRequest>> joins_;  // their counts in sums_
-  SampledSums sums_;                                           // the counts of the JOINs so far
+  // The JOINs so far; their counts are in sums_ (read as they came, or by
+  // SumCountsLate).
+  std::vector<std::pair<ps::SimpleData, JoinRequest>> joins_;
+  std::vector<bool> summed_;  // per JOIN: its counts are in sums_
+  SampledSums sums_;          // the counts of the JOINs so far
   bool installed_ = false;
   std::optional<libra::hot::CostPrediction> cost_;  // the cost model's choice
   std::string cost_why_;

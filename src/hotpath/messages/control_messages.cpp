@@ -24,6 +24,8 @@ std::string Encode(const JoinRequest& join) {
   w.Put(join.max_abs_value);
   w.Put(join.epoch);
   w.Put(join.plain_epoch_seconds);
+  w.Put(join.counted_pairs);
+  w.Put(join.counted_values);
   // Compact, since a worker's JOIN lists up to a switch's worth of keys
   // (~50k: 1.25 MB at fixed width, to encrypt, send and read while the job
   // trains): each key as its distance from the one before, less one (they
@@ -43,18 +45,36 @@ std::string Encode(const JoinRequest& join) {
   return w.Take();
 }
 
+namespace {
+
+// The JOIN's fixed fields, leaving `r` at its count of counts.
+bool GetJoinHeader(ByteReader& r, JoinRequest* join) {
+  uint8_t role = 0;
+  if (!r.Get(&role) || !r.Get(&join->rank) || !r.Get(&join->address.ipv4) ||
+      !r.Get(&join->address.port) || !r.Get(&join->max_abs_value) || !r.Get(&join->epoch) ||
+      !r.Get(&join->plain_epoch_seconds) || !r.Get(&join->counted_pairs) ||
+      !r.Get(&join->counted_values)) {
+    return false;
+  }
+  if (role != 1 && role != 2) return false;
+  join->role = static_cast<JoinRequest::Role>(role);
+  return true;
+}
+
+}  // namespace
+
+std::optional<JoinRequest> DecodeJoinHeader(const std::string& body) {
+  ByteReader r(body);
+  JoinRequest join;
+  if (!GetJoinHeader(r, &join)) return std::nullopt;
+  return join;
+}
+
 std::optional<JoinRequest> DecodeJoin(const std::string& body) {
   ByteReader r(body);
   JoinRequest join;
-  uint8_t role = 0;
   uint64_t n = 0;
-  if (!r.Get(&role) || !r.Get(&join.rank) || !r.Get(&join.address.ipv4) ||
-      !r.Get(&join.address.port) || !r.Get(&join.max_abs_value) || !r.Get(&join.epoch) ||
-      !r.Get(&join.plain_epoch_seconds) || !r.GetCount(4, &n)) {  // 4 varints a count
-    return std::nullopt;
-  }
-  if (role != 1 && role != 2) return std::nullopt;
-  join.role = static_cast<JoinRequest::Role>(role);
+  if (!GetJoinHeader(r, &join) || !r.GetCount(4, &n)) return std::nullopt;  // 4 varints a count
   join.counts.resize(n);
   for (size_t i = 0; i < n; ++i) {
     KeyCount& c = join.counts[i];

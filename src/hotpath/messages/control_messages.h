@@ -64,6 +64,12 @@ struct JoinRequest {
   uint32_t epoch = 0;       // a worker's first hot push (sent before it while sampling)
   // A worker's median epoch while sampling (plain), in seconds; 0: unknown.
   float plain_epoch_seconds = 0;
+  // What a worker pushed while it counted, over all the keys it counted
+  // (also those beyond `counts`): key-value pairs, and values. With
+  // plain_epoch_seconds, what the controller needs to rule out every hot
+  // set before it reads a count (cost_model.h, NoSetCanPay).
+  uint64_t counted_pairs = 0;
+  uint64_t counted_values = 0;
   // Ascending by key, each key once (Encode throws otherwise; DecodeJoin
   // gives nothing else).
   std::vector<KeyCount> counts;
@@ -158,6 +164,11 @@ std::vector<uint32_t> HotKeyOwners(const libra::hot::HotSet& hot_set,
 
 std::string Encode(const JoinRequest& join);
 std::optional<JoinRequest> DecodeJoin(const std::string& body);
+// The JOIN's fields before its counts, which it leaves empty: the
+// controller reads the counts only when it needs them (a whole JOIN's are
+// ~10 bytes a key, up to the switch's cells). DecodeJoin of the same body
+// may still find its counts malformed.
+std::optional<JoinRequest> DecodeJoinHeader(const std::string& body);
 std::string Encode(const Install& install);
 std::optional<Install> DecodeInstall(const std::string& body);
 std::string Encode(const Repair& repair);

@@ -20,6 +20,8 @@ void KeySampler::Count(const ps::WorkerHotPath::Parts& push) {
                      [&push](std::size_t a, std::size_t b) { return push.keys[a] < push.keys[b]; });
     Merge(push, order);
   }
+  counted_pairs_ += push.keys.size();
+  counted_values_ += push.vals.size();
   NoteMagnitudes(push);
 }
 

@@ -50,6 +50,10 @@ class KeySampler {
   double MedianEpochSeconds() const;
 
   float max_abs() const { return max_abs_; }
+  // Key-value pairs and values of every counted push (JoinRequest's
+  // counted_pairs and counted_values).
+  std::uint64_t counted_pairs() const { return counted_pairs_; }
+  std::uint64_t counted_values() const { return counted_values_; }
   std::uint64_t keys_counted() const { return keys_counted_; }  // distinct, when taken
   std::uint64_t keys_taken() const { return keys_taken_; }
 
@@ -66,6 +70,7 @@ class KeySampler {
   std::vector<Sampled> counts_;  // ascending by key, each key once
   std::vector<Sampled> merged_;  // the next counts_, kept for its capacity
   float max_abs_ = 0;
+  std::uint64_t counted_pairs_ = 0, counted_values_ = 0;
   std::uint64_t keys_counted_ = 0, keys_taken_ = 0;
   std::optional<std::chrono::steady_clock::time_point> last_push_;
   std::vector<double> epoch_seconds_;

@@ -299,6 +299,8 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     // costs milliseconds); this worker counts no more.
     install_coming_ = std::async(std::launch::async, [this, join = std::move(join),
                                                       sampler = std::move(sampler_)]() mutable {
+      join.counted_pairs = sampler.counted_pairs();
+      join.counted_values = sampler.counted_values();
       join.counts = sampler.TakeHeaviest(MostHotKeys());
       keys_counted_ = sampler.keys_counted();
       keys_sent_ = join.counts.size();
