@@ -56,17 +56,23 @@ TEST(HotPathMessages, HotKeyOwnersFollowTheControllerOrTheKeyRanges) {
             (std::vector<uint32_t>{1, 1, 0}));
 }
 
+// A JOIN's fields before its counts.
+void ExpectSameJoinHeader(const JoinRequest& back, const JoinRequest& join) {
+  EXPECT_EQ(back.role, join.role);
+  EXPECT_EQ(back.rank, join.rank);
+  EXPECT_EQ(back.address, join.address);
+  EXPECT_EQ(back.max_abs_value, join.max_abs_value);
+  EXPECT_EQ(back.epoch, join.epoch);
+  EXPECT_EQ(back.plain_epoch_seconds, join.plain_epoch_seconds);
+  EXPECT_EQ(back.counted_pairs, join.counted_pairs);
+  EXPECT_EQ(back.counted_values, join.counted_values);
+}
+
 TEST(HotPathMessages, JoinRoundTrips) {
   const JoinRequest join = SampleJoin();
   const std::optional<JoinRequest> back = DecodeJoin(Encode(join));
   ASSERT_TRUE(back);
-  EXPECT_EQ(back->role, join.role);
-  EXPECT_EQ(back->rank, join.rank);
-  EXPECT_EQ(back->address, join.address);
-  EXPECT_EQ(back->max_abs_value, join.max_abs_value);
-  EXPECT_EQ(back->plain_epoch_seconds, join.plain_epoch_seconds);
-  EXPECT_EQ(back->counted_pairs, join.counted_pairs);
-  EXPECT_EQ(back->counted_values, join.counted_values);
+  ExpectSameJoinHeader(*back, join);
   ASSERT_EQ(back->counts.size(), join.counts.size());
   for (size_t i = 0; i < join.counts.size(); ++i) {
     EXPECT_EQ(back->counts[i].key, join.counts[i].key);
@@ -84,12 +90,7 @@ TEST(HotPathMessages, AJoinsHeaderIsReadWithoutItsCounts) {
   const std::string body = Encode(join);
   const std::optional<JoinRequest> header = DecodeJoinHeader(body);
   ASSERT_TRUE(header);
-  EXPECT_EQ(header->rank, join.rank);
-  EXPECT_EQ(header->address, join.address);
-  EXPECT_EQ(header->epoch, join.epoch);
-  EXPECT_EQ(header->plain_epoch_seconds, join.plain_epoch_seconds);
-  EXPECT_EQ(header->counted_pairs, join.counted_pairs);
-  EXPECT_EQ(header->counted_values, join.counted_values);
+  ExpectSameJoinHeader(*header, join);
   EXPECT_TRUE(header->counts.empty());
   const std::string cut = body.substr(0, body.size() - 2);
   EXPECT_FALSE(DecodeJoin(cut));
