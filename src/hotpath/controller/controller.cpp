@@ -11,6 +11,7 @@
 #include "hot/median.h"
 #include "hot/placement.h"
 #include "hot/sampled_rates.h"
+#include "hotpath/controller/join_counts.h"
 #include "hotpath/controller/sampled_sums.h"
 #include "hotpath/controller/switch_control_client.h"
 #include "ps/internal/logging.h"
@@ -82,22 +83,16 @@ bool Controller::MaySumLater(const JoinRequest& join) const {
 
 void Controller::OnJoin(const ps::SimpleData& request, ps::SimpleApp* app) {
   std::optional<JoinRequest> join = DecodeJoinHeader(request.body);
-  const bool later = join && MaySumLater(*join);
-  // Otherwise summed now, while other JOINs are on their way: what is left
-  // once the last comes is what every worker may wait for at the first hot
-  // epoch.
-  if (join && !later) join = DecodeJoin(request.body);
-  if (!join) {
-    LOG(ERROR) << "libra controller: dropped a malformed JOIN from node " << request.sender;
-    return;
-  }
   std::vector<std::pair<ps::SimpleData, JoinRequest>> answered;
   Install install;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!later) AddSampledCounts(join->counts, &sums_);
-    join->counts = {};
-    summed_.push_back(!later);
+    // Summed now unless they may wait: what is left once the last JOIN
+    // comes is what every worker may wait for at the first hot epoch.
+    if (!join || !counts_.Add(request.body, request.sender, MaySumLater(*join))) {
+      LOG(ERROR) << "libra controller: dropped a malformed JOIN from node " << request.sender;
+      return;
+    }
     joins_.emplace_back(request, std::move(*join));
     if (joins_.size() < static_cast<size_t>(num_workers_ + num_servers_)) return;
     const auto last_join = std::chrono::steady_clock::now();
@@ -106,8 +101,7 @@ void Controller::OnJoin(const ps::SimpleData& request, ps::SimpleApp* app) {
         std::chrono::steady_clock::now() - last_join);
     answered = std::move(joins_);
     joins_.clear();
-    summed_.clear();
-    sums_ = {};
+    counts_ = {};
   }
   if (install.enabled) {
     LOG(INFO) << "libra: hot path on from epoch " << install.first_epoch << ": "
@@ -118,20 +112,6 @@ void Controller::OnJoin(const ps::SimpleData& request, ps::SimpleApp* app) {
   }
   const std::string body = Encode(install);
   for (const auto& [req, unused] : answered) app->Response(req, body);
-}
-
-void Controller::SumCountsLate() {
-  for (size_t i = 0; i < joins_.size(); ++i) {
-    const auto& [request, header] = joins_[i];
-    if (summed_[i] || header.role != JoinRequest::Role::kWorker) continue;
-    const std::optional<JoinRequest> join = DecodeJoin(request.body);
-    if (!join) {
-      throw std::runtime_error("the JOIN of node " + std::to_string(request.sender) +
-                               " holds malformed counts");
-    }
-    AddSampledCounts(join->counts, &sums_);
-    summed_[i] = true;
-  }
 }
 
 std::shared_ptr<const libra::hot::HotSet> Controller::ChooseFromSamples(
@@ -164,11 +144,11 @@ std::shared_ptr<const libra::hot::HotSet> Controller::ChooseFromSamples(
       *why = none->why;
       return nullptr;
     }
-    SumCountsLate();
+    counts_.SumKept();
   }
   // Each key's updates summed over the workers.
-  const std::vector<libra::hot::HotKey>& candidates = sums_.keys;
-  const std::vector<uint32_t>& servers = sums_.servers;
+  const std::vector<libra::hot::HotKey>& candidates = counts_.sums().keys;
+  const std::vector<uint32_t>& servers = counts_.sums().servers;
   if (candidates.empty()) {
     *why = "no keys were pushed during the sampling phase";
     return nullptr;

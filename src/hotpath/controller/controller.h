@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "hot/cost_model.h"
-#include "hotpath/controller/sampled_sums.h"
+#include "hotpath/controller/join_counts.h"
 #include "hotpath/messages/control_messages.h"
 #include "hotpath/node/hot_path_config.h"
 #include "ps/simple_app.h"
@@ -78,9 +78,6 @@ class Controller {
   // (NoSetCanPay); otherwise it sums them as they come, behind the JOINs
   // still on their way.
   bool MaySumLater(const JoinRequest& join) const;
-  // Sums the counts of every worker's JOIN not summed yet into sums_ (throws
-  // on malformed counts: the job then stays plain).
-  void SumCountsLate();
   // The hot set of the sampled counts, and the server that owns each key.
   // With several servers, the hot set re-placed so that each server owns
   // whole rows (BandedPlacement) and reads them with one COLLECT per row;
@@ -101,11 +98,9 @@ class Controller {
   const int num_workers_;
   const int num_servers_;
   std::mutex mu_;
-  // The JOINs so far; their counts are in sums_ (read as they came, or by
-  // SumCountsLate).
+  // The JOINs so far (their headers: the counts are in counts_).
   std::vector<std::pair<ps::SimpleData, JoinRequest>> joins_;
-  std::vector<bool> summed_;  // per JOIN: its counts are in sums_
-  SampledSums sums_;          // the counts of the JOINs so far
+  JoinCounts counts_;
   bool installed_ = false;
   std::optional<libra::hot::CostPrediction> cost_;  // the cost model's choice
   std::string cost_why_;
