@@ -47,18 +47,24 @@ int Controller::ChooseScaleBits(uint32_t num_workers, float max_abs) {
   return std::clamp(static_cast<int>(std::floor(room)), 0, 24);
 }
 
+libra::hot::SwitchLayout Controller::Layout() const {
+  return libra::hot::SwitchLayoutFor(libra::dataplane::PipelineProfile::Tofino1(), num_workers_);
+}
+
+uint64_t Controller::CapacityCells(const libra::hot::SwitchLayout& layout) const {
+  return config_.capacity_cells > 0 ? std::min(config_.capacity_cells, layout.capacity())
+                                    : layout.capacity();
+}
+
 libra::hot::CostInput Controller::CostInputWithoutKeys(double measured_plain_epoch_s,
                                                        double counted_pairs,
                                                        double counted_values) const {
-  const libra::hot::SwitchLayout layout =
-      libra::hot::SwitchLayoutFor(libra::dataplane::PipelineProfile::Tofino1(), num_workers_);
+  const libra::hot::SwitchLayout layout = Layout();
   libra::hot::CostInput input;
   input.num_workers = static_cast<uint32_t>(num_workers_);
   input.num_servers = static_cast<uint32_t>(num_servers_);
   input.slots_per_packet = layout.num_arrays;
-  input.capacity_values = config_.capacity_cells > 0
-                              ? std::min(config_.capacity_cells, layout.capacity())
-                              : layout.capacity();
+  input.capacity_values = CapacityCells(layout);
   input.link_bytes_per_s = config_.link_mbit * 1e6 / 8;
   input.shared_cores = config_.shared_cores;
   if (config_.plain_epoch_measured) input.measured_plain_epoch_s = measured_plain_epoch_s;
@@ -83,17 +89,21 @@ bool Controller::MaySumLater(const JoinRequest& join) const {
 
 void Controller::OnJoin(const ps::SimpleData& request, ps::SimpleApp* app) {
   std::optional<JoinRequest> join = DecodeJoinHeader(request.body);
+  // Kept to be answered; its body (the counts) goes to counts_.
+  ps::SimpleData answer_to = request;
+  std::string body = std::move(answer_to.body);
+  answer_to.body.clear();
   std::vector<std::pair<ps::SimpleData, JoinRequest>> answered;
   Install install;
   {
     std::lock_guard<std::mutex> lock(mu_);
     // Summed now unless they may wait: what is left once the last JOIN
     // comes is what every worker may wait for at the first hot epoch.
-    if (!join || !counts_.Add(request.body, request.sender, MaySumLater(*join))) {
+    if (!join || !counts_.Add(std::move(body), request.sender, MaySumLater(*join))) {
       LOG(ERROR) << "libra controller: dropped a malformed JOIN from node " << request.sender;
       return;
     }
-    joins_.emplace_back(request, std::move(*join));
+    joins_.emplace_back(std::move(answer_to), std::move(*join));
     if (joins_.size() < static_cast<size_t>(num_workers_ + num_servers_)) return;
     const auto last_join = std::chrono::steady_clock::now();
     install = Decide();
@@ -110,17 +120,14 @@ void Controller::OnJoin(const ps::SimpleData& request, ps::SimpleApp* app) {
   } else {
     LOG(WARNING) << "libra: staying on the plain parameter server: " << install.reason;
   }
-  const std::string body = Encode(install);
-  for (const auto& [req, unused] : answered) app->Response(req, body);
+  const std::string answer = Encode(install);
+  for (const auto& [req, unused] : answered) app->Response(req, answer);
 }
 
 std::shared_ptr<const libra::hot::HotSet> Controller::ChooseFromSamples(
     std::vector<uint32_t>* owners, std::string* why) {
-  const libra::hot::SwitchLayout layout =
-      libra::hot::SwitchLayoutFor(libra::dataplane::PipelineProfile::Tofino1(), num_workers_);
-  const uint64_t capacity = config_.capacity_cells > 0
-                                ? std::min(config_.capacity_cells, layout.capacity())
-                                : layout.capacity();
+  const libra::hot::SwitchLayout layout = Layout();
+  const uint64_t capacity = CapacityCells(layout);
   libra::hot::CostInput input;  // LIBRA_CAPACITY=auto: what the cost model prices
   if (config_.capacity_auto) {
     double pairs = 0, values = 0;

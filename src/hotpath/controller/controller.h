@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "hot/cost_model.h"
+#include "hot/hot_switch_layout.h"
 #include "hotpath/controller/join_counts.h"
 #include "hotpath/messages/control_messages.h"
 #include "hotpath/node/hot_path_config.h"
@@ -66,6 +67,10 @@ class Controller {
 
  private:
   Install Decide();
+  // The switch layout for this many workers, and the cells a hot set may
+  // take of it (LIBRA_CAPACITY, or all).
+  libra::hot::SwitchLayout Layout() const;
+  uint64_t CapacityCells(const libra::hot::SwitchLayout& layout) const;
   // The cost model's input for this job without keys: every counted push
   // on the servers (the workers' `counted_pairs` and `counted_values`
   // summed), and the plain epoch as measured.
@@ -98,7 +103,8 @@ class Controller {
   const int num_workers_;
   const int num_servers_;
   std::mutex mu_;
-  // The JOINs so far (their headers: the counts are in counts_).
+  // The JOINs so far, to answer (their headers; the bodies, with the
+  // counts, are in counts_).
   std::vector<std::pair<ps::SimpleData, JoinRequest>> joins_;
   JoinCounts counts_;
   bool installed_ = false;
