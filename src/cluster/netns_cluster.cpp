@@ -16,6 +16,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "net/udp_socket.h"
+
 namespace libra::cluster {
 namespace {
 
@@ -199,13 +201,38 @@ void NetnsCluster::Shape(const std::string& ns, const std::string& device, const
               "1:", "tbf", "rate", Format(shape.rate_mbit) + "mbit", "burst", std::to_string(burst),
               "limit", std::to_string(limit)});
   if (shape.hot_path_band) {
-    // pfifo_fast's bands follow the packet's priority, which a socket's
-    // IP_TOS low-delay sets to interactive: band 0, served first.
-    const uint64_t packets = std::max<uint64_t>(limit / 1500, 16);
-    RunOrThrow({"ip", "netns", "exec", ns, "ip", "link", "set", "dev", device, "txqueuelen",
-                std::to_string(packets)});
-    RunOrThrow({"ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", device, "parent", "1:1",
-                "handle", "10:", "pfifo_fast"});
+    // Two bands under the tbf, each a byte FIFO as long as the tbf's own:
+    // the hot path's (IP TOS low-delay, net::kHotPathTos) served first,
+    // everything else in the other, so that a run without hot packets meets
+    // the same queue as without the band. HTB gives the priority (this
+    // kernel has no sch_prio); its rates and buckets are far above the
+    // link's (a veth GSO burst is up to 64 kB), so that the tbf alone
+    // shapes and HTB only orders.
+    const std::vector<std::string> tc = {"ip", "netns", "exec", ns, "tc"};
+    const auto run = [&](std::vector<std::string> args) {
+      args.insert(args.begin(), tc.begin(), tc.end());
+      RunOrThrow(args);
+    };
+    const auto htb_class = [&](const char* parent, const char* id, const char* rate,
+                               std::vector<std::string> more) {
+      std::vector<std::string> args = {"class",  "add",     "dev",     device,  "parent",
+                                       parent,   "classid", id,        "htb",   "rate",
+                                       rate,     "ceil",    "10gbit",  "burst", "4mb",
+                                       "cburst", "4mb",     "quantum", "65536"};
+      args.insert(args.end(), more.begin(), more.end());
+      run(args);
+    };
+    run({"qdisc", "add", "dev", device, "parent", "1:1", "handle", "10:", "htb", "default", "2"});
+    htb_class("10:", "10:100", "10gbit", {});
+    // The hot band is owed the whole rate; the other borrows what it leaves.
+    htb_class("10:100", "10:1", "10gbit", {"prio", "0"});
+    htb_class("10:100", "10:2", "8kbit", {"prio", "1"});
+    run({"qdisc", "add", "dev", device, "parent", "10:1", "handle", "11:", "bfifo", "limit",
+         std::to_string(limit)});
+    run({"qdisc", "add", "dev", device, "parent", "10:2", "handle", "12:", "bfifo", "limit",
+         std::to_string(limit)});
+    run({"filter", "add", "dev", device, "parent", "10:", "protocol", "ip", "prio", "1", "u32",
+         "match", "ip", "tos", std::to_string(net::kHotPathTos), "0xfc", "flowid", "10:1"});
   }
 }
 
@@ -258,9 +285,12 @@ LinkCounters NetnsCluster::Counters(size_t host) const {
 uint64_t NetnsCluster::ShaperDrops(const std::string& ns, const std::string& device) {
   const auto qdiscs = nlohmann::json::parse(
       RunOrThrow({"ip", "netns", "exec", ns, "tc", "-s", "-j", "qdisc", "show", "dev", device}));
-  uint64_t drops = 0;
-  for (const auto& q : qdiscs) drops += q.value("drops", uint64_t{0});
-  return drops;
+  // The root (the tbf) counts every drop of the queues under it; each of
+  // those counts its own again.
+  for (const auto& q : qdiscs) {
+    if (q.value("root", false)) return q.value("drops", uint64_t{0});
+  }
+  return 0;
 }
 
 bool NetnsCluster::HaveRoot() { return geteuid() == 0; }

@@ -29,10 +29,10 @@ struct LinkShape {
   double loss_percent = 0;  // random loss on each host's outgoing packets
   // Each link's queue serves the hot path's packets (marked low-delay:
   // net::kHotPathTos) before the rest, as a switch port's strict-priority
-  // queue would: pfifo_fast under the tbf, its bands as long in packets as
-  // `queue_ms` is in full-size packets (veth's GSO bursts count as one, so
-  // it is not the same queue as without: docs/PERFORMANCE.md). Both runs of
-  // a comparison take the same links.
+  // queue would: under the tbf, two byte FIFOs of the tbf's length, the hot
+  // path's served first. What carries no mark (all of a plain run) meets
+  // the same one FIFO as without the band. Both runs of a comparison take
+  // the same links.
   bool hot_path_band = false;
   // The switch answers from an XDP program on its ports (switchd
   // --dataplane xdp). Its XDP_TX frames skip the port's qdisc and reach a

@@ -9,10 +9,12 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <thread>
 
 #include "common/run_command.h"
+#include "net/udp_socket.h"
 
 namespace libra::cluster {
 namespace {
@@ -71,10 +73,31 @@ TEST(NetnsClusterTest, BuildsShapedLinksThroughTheSwitchAndRemovesThem) {
   EXPECT_FALSE(NamespaceExists(switch_ns));
 }
 
-// With a hot-path band, each shaped queue is a pfifo_fast under the tbf (its
-// bands by the packets' priority: a low-delay mark is band 0), as long in
-// packets as the tbf's limit is in full-size ones.
-TEST(NetnsClusterTest, AHotPathBandPutsAPriorityQueueUnderEachShaper) {
+// Host a sends host b, over 20 Mbit/s links, 300 unmarked datagrams (420
+// kB: all wait in a's queue of 500 kB, drained at 2.5 MB/s) and then 20
+// marked as the hot path's; returns how many arrived and the position of
+// the first marked one among them (tests/cluster/band_order.py).
+struct ArrivalOrder {
+  int received = 0;
+  int first_marked = -1;
+};
+ArrivalOrder MarkedAfterUnmarked(bool hot_path_band) {
+  LinkShape shape;
+  shape.rate_mbit = 20;
+  shape.hot_path_band = hot_path_band;
+  NetnsCluster cluster({"a", "b"}, shape);
+  const auto result = RunCommand("ip netns exec " + cluster.host_namespace(1) + " python3 " +
+                                 LIBRA_BAND_ORDER_SCRIPT + " " + cluster.host_namespace(0) + " " +
+                                 cluster.host_address(1) + " " + std::to_string(net::kHotPathTos));
+  EXPECT_EQ(result.status, 0) << result.output;
+  ArrivalOrder order;
+  std::istringstream(result.output) >> order.received >> order.first_marked;
+  return order;
+}
+
+// With a hot-path band, each shaped queue holds two byte FIFOs under the
+// tbf, each as long as the tbf's own queue without the band.
+TEST(NetnsClusterTest, AHotPathBandPutsTwoByteQueuesUnderEachShaper) {
   if (const std::string why = WhyNoNamespaces(); !why.empty()) GTEST_SKIP() << why;
   LinkShape shape;
   shape.rate_mbit = 20;
@@ -86,12 +109,25 @@ TEST(NetnsClusterTest, AHotPathBandPutsAPriorityQueueUnderEachShaper) {
       RunCommand("ip netns exec " + cluster.switch_namespace() + " tc qdisc show dev p0").output;
   for (const std::string& queue : {up, down}) {
     EXPECT_NE(queue.find("tbf 1: root"), std::string::npos) << queue;
-    EXPECT_NE(queue.find("pfifo_fast 10: parent 1:1"), std::string::npos) << queue;
+    EXPECT_NE(queue.find("htb 10: parent 1:1"), std::string::npos) << queue;
+    // 20 Mbit/s for 200 ms is 500,000 bytes.
+    EXPECT_NE(queue.find("bfifo 11: parent 10:1 limit 500000b"), std::string::npos) << queue;
+    EXPECT_NE(queue.find("bfifo 12: parent 10:2 limit 500000b"), std::string::npos) << queue;
   }
-  // 20 Mbit/s for 200 ms is 500,000 bytes: 333 full-size packets.
-  const std::string link =
-      RunCommand("ip netns exec " + cluster.host_namespace(0) + " ip link show dev eth0").output;
-  EXPECT_NE(link.find("qlen 333"), std::string::npos) << link;
+}
+
+// One FIFO serves the marked datagrams after the unmarked ones queued
+// before them; with the band they pass those still queued (all but the
+// tbf's 64 kB burst and what drained while a sent).
+TEST(NetnsClusterTest, AHotPathBandServesMarkedPacketsFirst) {
+  if (const std::string why = WhyNoNamespaces(); !why.empty()) GTEST_SKIP() << why;
+  const ArrivalOrder fifo = MarkedAfterUnmarked(false);
+  EXPECT_EQ(fifo.received, 320);
+  EXPECT_EQ(fifo.first_marked, 300);
+  const ArrivalOrder band = MarkedAfterUnmarked(true);
+  EXPECT_EQ(band.received, 320);
+  EXPECT_GE(band.first_marked, 0);
+  EXPECT_LT(band.first_marked, 150);
 }
 
 TEST(NetnsClusterTest, RejectsBadHostNames) {
