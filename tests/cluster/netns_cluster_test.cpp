@@ -73,9 +73,9 @@ TEST(NetnsClusterTest, BuildsShapedLinksThroughTheSwitchAndRemovesThem) {
   EXPECT_FALSE(NamespaceExists(switch_ns));
 }
 
-// Host a sends host b, over 20 Mbit/s links, 300 unmarked datagrams (420
-// kB: all wait in a's queue of 500 kB, drained at 2.5 MB/s) and then 20
-// marked as the hot path's; returns how many arrived and the position of
+// Host a sends host b 300 unmarked datagrams (420 kB, which a's 4 Mbit/s
+// link drains in 0.84 s; its queue holds 1 s, so all of them wait) and then
+// 20 marked as the hot path's; returns how many arrived and the position of
 // the first marked one among them (tests/cluster/band_order.py).
 struct ArrivalOrder {
   int received = 0;
@@ -83,7 +83,8 @@ struct ArrivalOrder {
 };
 ArrivalOrder MarkedAfterUnmarked(bool hot_path_band) {
   LinkShape shape;
-  shape.rate_mbit = 20;
+  shape.rate_mbit = 4;
+  shape.queue_ms = 1000;
   shape.hot_path_band = hot_path_band;
   NetnsCluster cluster({"a", "b"}, shape);
   const auto result = RunCommand("ip netns exec " + cluster.host_namespace(1) + " python3 " +
@@ -116,9 +117,10 @@ TEST(NetnsClusterTest, AHotPathBandPutsTwoByteQueuesUnderEachShaper) {
   }
 }
 
-// One FIFO serves the marked datagrams after the unmarked ones queued
+// One FIFO serves the marked datagrams after every unmarked one queued
 // before them; with the band they pass those still queued (all but the
-// tbf's 64 kB burst and what drained while a sent).
+// tbf's 64 kB burst and what drained while a sent: about 250 of them
+// unless a was held up for most of the 0.84 s).
 TEST(NetnsClusterTest, AHotPathBandServesMarkedPacketsFirst) {
   if (const std::string why = WhyNoNamespaces(); !why.empty()) GTEST_SKIP() << why;
   const ArrivalOrder fifo = MarkedAfterUnmarked(false);
@@ -127,7 +129,7 @@ TEST(NetnsClusterTest, AHotPathBandServesMarkedPacketsFirst) {
   const ArrivalOrder band = MarkedAfterUnmarked(true);
   EXPECT_EQ(band.received, 320);
   EXPECT_GE(band.first_marked, 0);
-  EXPECT_LT(band.first_marked, 150);
+  EXPECT_LT(band.first_marked, 300);
 }
 
 TEST(NetnsClusterTest, RejectsBadHostNames) {
