@@ -97,6 +97,17 @@ std::string RunOrThrow(const std::vector<std::string>& argv) {
   return stdout_text;
 }
 
+namespace {
+
+// `tc ARGS` in network namespace `ns` (RunOrThrow).
+std::string RunTc(const std::string& ns, const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"ip", "netns", "exec", ns, "tc"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunOrThrow(argv);
+}
+
+}  // namespace
+
 NetnsCluster::NetnsCluster(const std::vector<std::string>& hosts, const LinkShape& shape,
                            const std::vector<size_t>& unshaped, const std::string& prefix)
     : hosts_(hosts), prefix_(prefix + "-" + std::to_string(getpid()) + "-") {
@@ -197,9 +208,9 @@ void NetnsCluster::Shape(const std::string& ns, const std::string& device, const
   const auto burst = static_cast<uint64_t>(std::max(64.0 * 1024, bytes_per_second * 0.002));
   const auto limit =
       static_cast<uint64_t>(std::max(32.0 * 1024, bytes_per_second * shape.queue_ms / 1000));
-  RunOrThrow({"ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", device, "root", "handle",
-              "1:", "tbf", "rate", Format(shape.rate_mbit) + "mbit", "burst", std::to_string(burst),
-              "limit", std::to_string(limit)});
+  RunTc(ns, {"qdisc", "add", "dev", device, "root", "handle", "1:", "tbf", "rate",
+             Format(shape.rate_mbit) + "mbit", "burst", std::to_string(burst), "limit",
+             std::to_string(limit)});
   if (shape.hot_path_band) {
     // Two bands under the tbf, each a byte FIFO as long as the tbf's own:
     // the hot path's (IP TOS low-delay, net::kHotPathTos) served first,
@@ -208,11 +219,6 @@ void NetnsCluster::Shape(const std::string& ns, const std::string& device, const
     // kernel has no sch_prio); its rates and buckets are far above the
     // link's (a veth GSO burst is up to 64 kB), so that the tbf alone
     // shapes and HTB only orders.
-    const std::vector<std::string> tc = {"ip", "netns", "exec", ns, "tc"};
-    const auto run = [&](std::vector<std::string> args) {
-      args.insert(args.begin(), tc.begin(), tc.end());
-      RunOrThrow(args);
-    };
     const auto htb_class = [&](const char* parent, const char* id, const char* rate,
                                std::vector<std::string> more) {
       std::vector<std::string> args = {"class",  "add",     "dev",     device,  "parent",
@@ -220,19 +226,21 @@ void NetnsCluster::Shape(const std::string& ns, const std::string& device, const
                                        rate,     "ceil",    "10gbit",  "burst", "4mb",
                                        "cburst", "4mb",     "quantum", "65536"};
       args.insert(args.end(), more.begin(), more.end());
-      run(args);
+      RunTc(ns, args);
     };
-    run({"qdisc", "add", "dev", device, "parent", "1:1", "handle", "10:", "htb", "default", "2"});
+    RunTc(ns,
+          {"qdisc", "add", "dev", device, "parent", "1:1", "handle", "10:", "htb", "default", "2"});
     htb_class("10:", "10:100", "10gbit", {});
     // The hot band is owed the whole rate; the other borrows what it leaves.
     htb_class("10:100", "10:1", "10gbit", {"prio", "0"});
     htb_class("10:100", "10:2", "8kbit", {"prio", "1"});
-    run({"qdisc", "add", "dev", device, "parent", "10:1", "handle", "11:", "bfifo", "limit",
-         std::to_string(limit)});
-    run({"qdisc", "add", "dev", device, "parent", "10:2", "handle", "12:", "bfifo", "limit",
-         std::to_string(limit)});
-    run({"filter", "add", "dev", device, "parent", "10:", "protocol", "ip", "prio", "1", "u32",
-         "match", "ip", "tos", std::to_string(net::kHotPathTos), "0xfc", "flowid", "10:1"});
+    RunTc(ns, {"qdisc", "add", "dev", device, "parent", "10:1", "handle", "11:", "bfifo", "limit",
+               std::to_string(limit)});
+    RunTc(ns, {"qdisc", "add", "dev", device, "parent", "10:2", "handle", "12:", "bfifo", "limit",
+               std::to_string(limit)});
+    RunTc(ns,
+          {"filter", "add", "dev", device, "parent", "10:", "protocol", "ip", "prio", "1", "u32",
+           "match", "ip", "tos", std::to_string(net::kHotPathTos), "0xfc", "flowid", "10:1"});
   }
 }
 
@@ -243,12 +251,10 @@ void NetnsCluster::ShapeArrivals(size_t host, const std::string& device, const L
   download_at_host_[host] = true;
   RunOrThrow({"ip", "-n", ns, "link", "add", "ifb0", "type", "ifb"});
   RunOrThrow({"ip", "-n", ns, "link", "set", "ifb0", "up"});
-  RunOrThrow({"ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", device, "handle",
-              "ffff:", "ingress"});
+  RunTc(ns, {"qdisc", "add", "dev", device, "handle", "ffff:", "ingress"});
   // u32 matching every packet: not every kernel has cls_matchall.
-  RunOrThrow({"ip",   "netns",  "exec",   ns,         "tc",     "filter",   "add",   "dev",
-              device, "parent", "ffff:",  "protocol", "all",    "u32",      "match", "u32",
-              "0",    "0",      "action", "mirred",   "egress", "redirect", "dev",   "ifb0"});
+  RunTc(ns, {"filter", "add", "dev", device, "parent", "ffff:", "protocol", "all", "u32", "match",
+             "u32", "0", "0", "action", "mirred", "egress", "redirect", "dev", "ifb0"});
   Shape(ns, "ifb0", shape);
 }
 
@@ -283,8 +289,8 @@ LinkCounters NetnsCluster::Counters(size_t host) const {
 }
 
 uint64_t NetnsCluster::ShaperDrops(const std::string& ns, const std::string& device) {
-  const auto qdiscs = nlohmann::json::parse(
-      RunOrThrow({"ip", "netns", "exec", ns, "tc", "-s", "-j", "qdisc", "show", "dev", device}));
+  const auto qdiscs =
+      nlohmann::json::parse(RunTc(ns, {"-s", "-j", "qdisc", "show", "dev", device}));
   // The root (the tbf) counts every drop of the queues under it; each of
   // those counts its own again.
   for (const auto& q : qdiscs) {
