@@ -262,7 +262,22 @@ int RunClusterBench(const ClusterBenchOptions& options, const std::string& self)
               r["hot_keys"] = found.hot_set.size();
               r["hot_values"] = found.hot_set.num_values();
               r["hot_share"] = hot_share;
-              if (!found.cost_why.empty()) r["cost_model"] = found.cost_why;
+              if (!found.cost_why.empty()) {
+                r["cost_model"] = found.cost_why;
+                // The prediction beside the measured epochs, so that the
+                // model can be checked (a forced set's too).
+                r["cost_prediction"] = {
+                    {"keys", found.cost.keys},
+                    {"plain_seconds_per_epoch", found.cost.plain_seconds},
+                    {"predicted_plain_seconds_per_epoch", found.cost.predicted_plain_seconds},
+                    {"libra_seconds_per_epoch", found.cost.libra_seconds},
+                    {"latency_seconds_per_epoch", found.cost.latency_seconds},
+                    {"link_seconds_per_epoch", found.cost.libra_link_seconds},
+                    {"cpu_seconds_per_epoch", found.cost.libra_cpu_seconds},
+                    {"shared_cpu_seconds_per_epoch", found.cost.libra_shared_cpu_seconds},
+                    {"unmodelled_seconds_per_epoch", found.cost.unmodelled_seconds},
+                    {"speedup", found.cost.predicted_speedup()}};
+              }
               job.hot_set_path = hot_set_path;
               job.tag = tag + "-libra";
               job.config.json_path =

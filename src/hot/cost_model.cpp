@@ -34,21 +34,6 @@ double WrittenShare(double pushes_per_epoch, uint32_t workers) {
   return 1.0 - PowerOf(1.0 - per_worker, workers);
 }
 
-std::string Describe(const CostPrediction& p) {
-  char line[256];
-  std::snprintf(line, sizeof line,
-                "%zu keys: %.2f ms per epoch with the hot path against %.2f ms on the plain PS "
-                "(%.2fx)",
-                p.keys, p.libra_seconds * 1e3, p.plain_seconds * 1e3, p.predicted_speedup());
-  std::string out = line;
-  if (p.plain_seconds != p.predicted_plain_seconds) {
-    std::snprintf(line, sizeof line, "; the plain epoch as measured (%.2f ms predicted)",
-                  p.predicted_plain_seconds * 1e3);
-    out += line;
-  }
-  return out;
-}
-
 // Key-value pairs on the plain path per epoch, all workers: `pushes` pushes
 // of a key (one per key a worker pushes), `values` values in them. Each is
 // pushed (key and values), asked for by the pull (key) and answered (the
@@ -111,7 +96,35 @@ double EpochLatency(const CostInput& input) {
   return latency * std::max(1.0, processes / input.shared_cores);
 }
 
+// The keys, most pushed first (the controller hands them over nearly always
+// in this order already).
+std::vector<KeySample> OrderedByPushes(const std::vector<KeySample>& keys) {
+  std::vector<KeySample> ordered = keys;
+  const auto hotter = [](const KeySample& a, const KeySample& b) {
+    return a.pushes_per_epoch > b.pushes_per_epoch;
+  };
+  if (!std::is_sorted(ordered.begin(), ordered.end(), hotter)) {
+    std::stable_sort(ordered.begin(), ordered.end(), hotter);
+  }
+  return ordered;
+}
+
 }  // namespace
+
+std::string DescribePrediction(const CostPrediction& p) {
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "%zu keys: %.2f ms per epoch with the hot path against %.2f ms on the plain PS "
+                "(%.2fx)",
+                p.keys, p.libra_seconds * 1e3, p.plain_seconds * 1e3, p.predicted_speedup());
+  std::string out = line;
+  if (p.plain_seconds != p.predicted_plain_seconds) {
+    std::snprintf(line, sizeof line, "; the plain epoch as measured (%.2f ms predicted)",
+                  p.predicted_plain_seconds * 1e3);
+    out += line;
+  }
+  return out;
+}
 
 CostPrediction PredictCost(const CostInput& input, const std::vector<KeySample>& ordered,
                            size_t keys) {
@@ -216,12 +229,21 @@ CostPrediction PredictCost(const CostInput& input, const std::vector<KeySample>&
   libra.server_out += (collect_bytes + update_bytes) / servers;
   libra.worker_out += data_packets * c.packet_bytes;
   libra.worker_in += data_packets * ack_bytes + update_bytes;
+  p.libra_link_seconds = libra.Seconds(rate) + cold.ServerCpu(c, servers);
+  p.libra_cpu_seconds =
+      std::max({p.libra_server_packets * c.host_packet_s, p.libra_worker_packets * c.host_packet_s,
+                p.libra_switch_packets * c.switch_packet_s});
+  p.libra_shared_cpu_seconds = SharedCpuSeconds(input, p);
   const double busiest =
-      std::max({libra.Seconds(rate) + cold.ServerCpu(c, servers),
-                p.libra_server_packets * c.host_packet_s, p.libra_worker_packets * c.host_packet_s,
-                p.libra_switch_packets * c.switch_packet_s, SharedCpuSeconds(input, p)});
-  p.libra_seconds = p.unmodelled_seconds + EpochLatency(input) + busiest;
+      std::max({p.libra_link_seconds, p.libra_cpu_seconds, p.libra_shared_cpu_seconds});
+  p.latency_seconds = EpochLatency(input);
+  p.libra_seconds = p.unmodelled_seconds + p.latency_seconds + busiest;
   return p;
+}
+
+CostPrediction PredictWholeSet(const CostInput& input) {
+  const std::vector<KeySample> ordered = OrderedByPushes(input.keys);
+  return PredictCost(input, ordered, ordered.size());
 }
 
 std::optional<CostChoice> NoSetCanPay(const CostInput& input) {
@@ -246,14 +268,7 @@ std::optional<CostChoice> NoSetCanPay(const CostInput& input) {
 
 CostChoice ChooseByCost(const CostInput& input) {
   CostChoice choice;
-  choice.ordered = input.keys;
-  const auto hotter = [](const KeySample& a, const KeySample& b) {
-    return a.pushes_per_epoch > b.pushes_per_epoch;
-  };
-  // The controller hands them over nearly always in this order already.
-  if (!std::is_sorted(choice.ordered.begin(), choice.ordered.end(), hotter)) {
-    std::stable_sort(choice.ordered.begin(), choice.ordered.end(), hotter);
-  }
+  choice.ordered = OrderedByPushes(input.keys);
   // The most keys that fit the switch.
   size_t fit = 0;
   uint64_t values = 0;
@@ -276,7 +291,7 @@ CostChoice ChooseByCost(const CostInput& input) {
   }
   choice.chosen = *best;
   if (choice.chosen.keys > 0) {
-    choice.why = "the cost model chose " + Describe(choice.chosen);
+    choice.why = "the cost model chose " + DescribePrediction(choice.chosen);
   } else if (fit == 0) {
     choice.why = "no sampled key fits the switch";
   } else {
@@ -285,7 +300,7 @@ CostChoice ChooseByCost(const CostInput& input) {
     for (const CostPrediction& p : choice.candidates) {
       if (p.keys > 0 && p.saving_seconds() > closest->saving_seconds()) closest = &p;
     }
-    choice.why = "the cost model predicts no hot set pays: at best " + Describe(*closest);
+    choice.why = "the cost model predicts no hot set pays: at best " + DescribePrediction(*closest);
   }
   return choice;
 }

@@ -36,9 +36,9 @@ namespace libra::hot {
 // defaults are measured on the software switch on one 2-core machine; a
 // hardware switch has a far smaller epoch latency and switch cost.
 struct CostConstants {
-  double epoch_latency_s = 4e-3;     // the hot path's round trips per epoch
-  double host_packet_s = 8e-6;       // a host's CPU to send or receive one hot packet
-  double switch_packet_s = 3e-6;     // the switch's CPU per packet (receive, program, send)
+  double epoch_latency_s = 1e-3;     // the hot path's round trips per epoch
+  double host_packet_s = 4e-6;       // a host's CPU to send or receive one hot packet
+  double switch_packet_s = 1.5e-6;   // the switch's CPU per packet (receive, program, send)
   double plain_value_s = 40e-9;      // a server's CPU per key-value pair pushed or pulled
   double packet_bytes = 532 + 42;    // a full hot packet on the wire (UDP/IP/Ethernet)
   double packing_utilisation = 0.7;  // values per DATA packet / slots
@@ -103,6 +103,11 @@ struct CostPrediction {
   double libra_seconds = 0;            // the epoch with the set on the hot path
   double predicted_plain_seconds = 0;  // the plain epoch as the model predicts it
   double unmodelled_seconds = 0;       // measured_plain_epoch_s beyond that (0 without it)
+  // libra_seconds is the unmodelled part, the latency and the longest of:
+  double libra_link_seconds = 0;        // the busiest link direction and the servers' cold CPU
+  double libra_cpu_seconds = 0;         // the busiest processor's hot packets
+  double libra_shared_cpu_seconds = 0;  // every hot packet over the shared cores
+  double latency_seconds = 0;           // the hot path's fixed latency
   double saving_seconds() const { return plain_seconds - libra_seconds; }
   double predicted_speedup() const { return libra_seconds > 0 ? plain_seconds / libra_seconds : 1; }
 };
@@ -117,6 +122,12 @@ struct CostChoice {
 // The prediction for the `keys` first of `ordered` (sorted, most pushed first).
 CostPrediction PredictCost(const CostInput& input, const std::vector<KeySample>& ordered,
                            size_t keys);
+
+// The prediction for every key of `input` as the set (a forced set).
+CostPrediction PredictWholeSet(const CostInput& input);
+
+// One line a report can show: the set, both paths' epochs and the speedup.
+std::string DescribePrediction(const CostPrediction& p);
 
 // Tries the empty set and sets of growing size (doubling from 256 keys, and
 // every key that fits) and keeps the one with the largest saving.

@@ -69,7 +69,7 @@ TrainingHotSet FindTrainingHotSet(const Dataset& train, const Model& model,
   std::vector<hot::HotKey> chosen =
       hot::ChooseHotKeys(std::move(candidates), options.capacity_cells);
   const hot::SwitchLayout layout = found.hot_set.layout();
-  if (options.choose_by_cost) {
+  if (options.choose_by_cost || options.link_mbit > 0) {
     // A key's pushes per epoch: its sampled updates over the sampled epochs.
     const double epochs = std::max<double>(1, static_cast<double>(found.report.sampled_epochs));
     hot::CostInput input;
@@ -98,12 +98,20 @@ TrainingHotSet FindTrainingHotSet(const Dataset& train, const Model& model,
         std::max(0.0, static_cast<double>(found.report.sampled_updates) - sampled_pushes) / epochs;
     input.other_pushes_per_epoch = other;
     input.other_values_per_epoch = other * value_len;
-    const hot::CostChoice choice = hot::ChooseByCost(input);
-    result.cost_why = choice.why;
-    result.cost = choice.chosen;
-    // Both orders are by updates, most first; dense keys (capped at one push
-    // per worker) stay ahead of every feature key.
-    chosen.resize(choice.chosen.keys);
+    if (options.choose_by_cost) {
+      const hot::CostChoice choice = hot::ChooseByCost(input);
+      result.cost_why = choice.why;
+      result.cost = choice.chosen;
+      // Both orders are by updates, most first; dense keys (capped at one
+      // push per worker) stay ahead of every feature key.
+      chosen.resize(choice.chosen.keys);
+    } else {
+      // A forced set: what the model predicts for it, so that runs of
+      // forced sets check the model too.
+      result.cost = hot::PredictWholeSet(input);
+      result.cost_why =
+          "a forced set; the cost model predicts " + hot::DescribePrediction(result.cost);
+    }
   }
   result.hot_set =
       hot::PlaceHotSet(std::move(chosen), layout, *hot::MakePlacement(hot::PlacementKind::kHeat));

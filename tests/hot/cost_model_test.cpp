@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace libra::hot {
@@ -233,6 +234,29 @@ TEST(CostModel, TheFloorRulesOutASetOnlyWhereTheModelChoosesNone) {
   // Both outcomes occur, so the comparisons above were made.
   EXPECT_GT(ruled_out, 0);
   EXPECT_GT(pays, 0);
+}
+
+// A forced set is priced whole, whatever order its keys come in, and the
+// prediction names the terms its epoch is made of, so that a run can be
+// checked term by term.
+TEST(CostModel, AForcedSetIsPricedWholeAndByItsTerms) {
+  CostInput input = ZipfJob(5000, 4, 100);
+  input.shared_cores = 2;
+  input.measured_plain_epoch_s = 0.05;
+  const std::vector<KeySample> ordered = ChooseByCost(input).ordered;
+  std::reverse(input.keys.begin(), input.keys.end());
+  const CostPrediction whole = PredictWholeSet(input);
+  const CostPrediction by_prefix = PredictCost(input, ordered, ordered.size());
+  EXPECT_EQ(whole.keys, 5000u);
+  EXPECT_DOUBLE_EQ(whole.libra_seconds, by_prefix.libra_seconds);
+  EXPECT_DOUBLE_EQ(whole.libra_seconds,
+                   whole.unmodelled_seconds + whole.latency_seconds +
+                       std::max({whole.libra_link_seconds, whole.libra_cpu_seconds,
+                                 whole.libra_shared_cpu_seconds}));
+  // 4 workers, 1 server and the switch on 2 cores: 3 processes a core.
+  EXPECT_DOUBLE_EQ(whole.latency_seconds, 3 * input.constants.epoch_latency_s);
+  EXPECT_NE(DescribePrediction(whole).find("5000 keys"), std::string::npos)
+      << DescribePrediction(whole);
 }
 
 TEST(CostModel, NothingSampledMeansNoHotSet) {
