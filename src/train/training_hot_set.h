@@ -52,7 +52,8 @@ struct TrainingHotSet {
   // ranks spread evenly on a log scale, the last rank included.
   std::vector<std::pair<uint64_t, uint64_t>> updates_by_rank;
   uint64_t hot_feature_keys = 0;  // the hot cut-off, as a rank
-  // With choose_by_cost: the model's verdict and its prediction for the set.
+  // With choose_by_cost: the model's verdict and its prediction for the set;
+  // a forced set on links of a known rate: the prediction for it.
   std::string cost_why;
   hot::CostPrediction cost;
 
