@@ -21,6 +21,7 @@
 #include "cluster/cluster_run.h"
 #include "cluster/netns_cluster.h"
 #include "data/dataset.h"
+#include "hot/cost_model.h"
 #include "hot/hot_set.h"
 #include "hot/hot_switch_layout.h"
 #include "train/job_plan.h"
@@ -266,17 +267,7 @@ int RunClusterBench(const ClusterBenchOptions& options, const std::string& self)
                 r["cost_model"] = found.cost_why;
                 // The prediction beside the measured epochs, so that the
                 // model can be checked (a forced set's too).
-                r["cost_prediction"] = {
-                    {"keys", found.cost.keys},
-                    {"plain_seconds_per_epoch", found.cost.plain_seconds},
-                    {"predicted_plain_seconds_per_epoch", found.cost.predicted_plain_seconds},
-                    {"libra_seconds_per_epoch", found.cost.libra_seconds},
-                    {"latency_seconds_per_epoch", found.cost.latency_seconds},
-                    {"link_seconds_per_epoch", found.cost.libra_link_seconds},
-                    {"cpu_seconds_per_epoch", found.cost.libra_cpu_seconds},
-                    {"shared_cpu_seconds_per_epoch", found.cost.libra_shared_cpu_seconds},
-                    {"unmodelled_seconds_per_epoch", found.cost.unmodelled_seconds},
-                    {"speedup", found.cost.predicted_speedup()}};
+                r["cost_prediction"] = hot::PredictionJson(found.cost);
               }
               job.hot_set_path = hot_set_path;
               job.tag = tag + "-libra";

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "wire/wire.h"
 
@@ -124,6 +125,31 @@ std::string DescribePrediction(const CostPrediction& p) {
     out += line;
   }
   return out;
+}
+
+nlohmann::json PredictionJson(const CostPrediction& p) {
+  return {{"keys", p.keys},
+          {"values", p.values},
+          {"written_values_per_epoch", p.written_values},
+          {"written_rows_per_epoch", p.written_rows},
+          {"collect_packets_per_epoch", p.collect_packets},
+          {"update_packets_per_epoch", p.update_packets},
+          {"plain_server_bytes_per_epoch", p.plain_server_bytes},
+          {"libra_server_bytes_per_epoch", p.libra_server_bytes},
+          {"plain_worker_bytes_per_epoch", p.plain_worker_bytes},
+          {"libra_worker_bytes_per_epoch", p.libra_worker_bytes},
+          {"libra_server_packets_per_epoch", p.libra_server_packets},
+          {"libra_worker_packets_per_epoch", p.libra_worker_packets},
+          {"libra_switch_packets_per_epoch", p.libra_switch_packets},
+          {"plain_seconds_per_epoch", p.plain_seconds},
+          {"predicted_plain_seconds_per_epoch", p.predicted_plain_seconds},
+          {"unmodelled_seconds_per_epoch", p.unmodelled_seconds},
+          {"libra_seconds_per_epoch", p.libra_seconds},
+          {"link_seconds_per_epoch", p.libra_link_seconds},
+          {"cpu_seconds_per_epoch", p.libra_cpu_seconds},
+          {"shared_cpu_seconds_per_epoch", p.libra_shared_cpu_seconds},
+          {"latency_seconds_per_epoch", p.latency_seconds},
+          {"speedup", p.predicted_speedup()}};
 }
 
 CostPrediction PredictCost(const CostInput& input, const std::vector<KeySample>& ordered,

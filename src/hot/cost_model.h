@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -128,6 +129,11 @@ CostPrediction PredictWholeSet(const CostInput& input);
 
 // One line a report can show: the set, both paths' epochs and the speedup.
 std::string DescribePrediction(const CostPrediction& p);
+
+// Every figure of the prediction, per epoch, as a report's JSON object (the
+// controller's job report and `libra bench cluster`'s, so that both can be
+// checked against the epochs they measured).
+nlohmann::json PredictionJson(const CostPrediction& p);
 
 // Tries the empty set and sets of growing size (doubling from 256 keys, and
 // every key that fits) and keeps the one with the largest saving.

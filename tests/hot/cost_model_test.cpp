@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 namespace libra::hot {
 namespace {
@@ -257,6 +258,12 @@ TEST(CostModel, AForcedSetIsPricedWholeAndByItsTerms) {
   EXPECT_DOUBLE_EQ(whole.latency_seconds, 3 * input.constants.epoch_latency_s);
   EXPECT_NE(DescribePrediction(whole).find("5000 keys"), std::string::npos)
       << DescribePrediction(whole);
+  // The report's JSON carries the same figures.
+  const nlohmann::json json = PredictionJson(whole);
+  EXPECT_EQ(json.at("keys").get<size_t>(), 5000u);
+  EXPECT_DOUBLE_EQ(json.at("libra_seconds_per_epoch").get<double>(), whole.libra_seconds);
+  EXPECT_DOUBLE_EQ(json.at("latency_seconds_per_epoch").get<double>(), whole.latency_seconds);
+  EXPECT_DOUBLE_EQ(json.at("speedup").get<double>(), whole.predicted_speedup());
 }
 
 TEST(CostModel, NothingSampledMeansNoHotSet) {

@@ -321,26 +321,10 @@ Install Controller::Decide() {
 nlohmann::json Controller::CostReport() {
   std::lock_guard<std::mutex> lock(mu_);
   if (!cost_) return nullptr;
-  const libra::hot::CostPrediction& p = *cost_;
-  return {{"why", cost_why_},
-          {"keys", p.keys},
-          {"values", p.values},
-          {"written_values_per_epoch", p.written_values},
-          {"written_rows_per_epoch", p.written_rows},
-          {"collect_packets_per_epoch", p.collect_packets},
-          {"update_packets_per_epoch", p.update_packets},
-          {"plain_server_bytes_per_epoch", p.plain_server_bytes},
-          {"libra_server_bytes_per_epoch", p.libra_server_bytes},
-          {"plain_worker_bytes_per_epoch", p.plain_worker_bytes},
-          {"libra_worker_bytes_per_epoch", p.libra_worker_bytes},
-          {"libra_server_packets_per_epoch", p.libra_server_packets},
-          {"libra_worker_packets_per_epoch", p.libra_worker_packets},
-          {"libra_switch_packets_per_epoch", p.libra_switch_packets},
-          {"plain_seconds_per_epoch", p.plain_seconds},
-          {"predicted_plain_seconds_per_epoch", p.predicted_plain_seconds},
-          {"unmodelled_seconds_per_epoch", p.unmodelled_seconds},
-          {"libra_seconds_per_epoch", p.libra_seconds},
-          {"decide_micros", decide_time_.count()}};
+  nlohmann::json report = libra::hot::PredictionJson(*cost_);
+  report["why"] = cost_why_;
+  report["decide_micros"] = decide_time_.count();
+  return report;
 }
 
 void Controller::SetApp(ps::SimpleApp* app, int switch_down_head, int resume_query_head,
