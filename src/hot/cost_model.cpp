@@ -132,6 +132,7 @@ nlohmann::json PredictionJson(const CostPrediction& p) {
           {"values", p.values},
           {"written_values_per_epoch", p.written_values},
           {"written_rows_per_epoch", p.written_rows},
+          {"row_reads_per_epoch", p.row_reads},
           {"collect_packets_per_epoch", p.collect_packets},
           {"update_packets_per_epoch", p.update_packets},
           {"plain_server_bytes_per_epoch", p.plain_server_bytes},
@@ -166,9 +167,24 @@ CostPrediction PredictCost(const CostInput& input, const std::vector<KeySample>&
   double worker_values = 0;  // hot values one worker pushes per epoch
   // Rows fill in order of heat, P cells a row (heat placement deals the
   // hottest values to the first rows). A row is written when any key with a
-  // cell in it is pushed; the keys of a row are taken as independent.
+  // cell in it is pushed; the keys of a row are taken as independent. A
+  // server reads a row whole when at least half its cells are written, and
+  // packs the written cells of the others (HotCollector's plan).
   uint32_t cells_in_row = 0;
   double row_unwritten = 1;
+  double row_written_cells = 0;
+  double packed_values = 0;  // written values read by packed COLLECTs
+  auto close_row = [&] {
+    p.written_rows += 1.0 - row_unwritten;
+    if (2 * row_written_cells >= slots) {
+      p.row_reads += 1.0 - row_unwritten;
+    } else {
+      packed_values += row_written_cells;
+    }
+    cells_in_row = 0;
+    row_unwritten = 1;
+    row_written_cells = 0;
+  };
   PlainTraffic hot_pairs;  // what the set's keys cost as key-value pairs
   for (size_t i = 0; i < keys && i < ordered.size(); ++i) {
     const KeySample& k = ordered[i];
@@ -180,16 +196,13 @@ CostPrediction PredictCost(const CostInput& input, const std::vector<KeySample>&
     for (uint32_t left = k.value_len; left > 0;) {
       const uint32_t here = std::min(left, slots - cells_in_row);
       row_unwritten *= 1.0 - written;
+      row_written_cells += written * here;
       cells_in_row += here;
       left -= here;
-      if (cells_in_row == slots) {
-        p.written_rows += 1.0 - row_unwritten;
-        cells_in_row = 0;
-        row_unwritten = 1;
-      }
+      if (cells_in_row == slots) close_row();
     }
   }
-  if (cells_in_row > 0) p.written_rows += 1.0 - row_unwritten;
+  if (cells_in_row > 0) close_row();
   // Every other key stays on the servers on both paths.
   PlainTraffic cold;
   cold.Add(input.other_pushes_per_epoch, input.other_values_per_epoch);
@@ -213,14 +226,15 @@ CostPrediction PredictCost(const CostInput& input, const std::vector<KeySample>&
   }
 
   // Libra: DATA (and their ACKs) from each worker. The servers read the
-  // written values with COLLECTs packed as DATA are (the RESULT answers with
-  // the written ones), or by row when that takes fewer packets, and publish
-  // them as UPDATE row blocks (each ACKed), which reach every worker as
-  // REPLICAs. The cold keys' pairs share the same links.
+  // rows mostly written with one COLLECT of one slot each and the other
+  // written values with COLLECTs packed as DATA are (a RESULT answers with
+  // the written ones), or every row when that takes fewer packets, and
+  // publish them as UPDATE row blocks (each ACKed), which reach every worker
+  // as REPLICAs. The cold keys' pairs share the same links.
   const double data_packets = worker_values / (slots * c.packing_utilisation);
   const double all_rows = std::ceil(static_cast<double>(p.values) / slots);
-  p.collect_packets =
-      std::min(p.written_values / (slots * c.packing_utilisation), all_rows) + servers;
+  const double packed_collects = packed_values / (slots * c.packing_utilisation);
+  p.collect_packets = std::min(p.row_reads + packed_collects, all_rows) + servers;
   // Each server's stream ends in a partial packet, and its LAST goes out
   // twice (HotCollectorOptions::tail_copies): about half a packet's values
   // again per server.
@@ -233,7 +247,8 @@ CostPrediction PredictCost(const CostInput& input, const std::vector<KeySample>&
                      2 * servers;
   const double ack_bytes = wire::kHeaderBytes + kFrameBytes;
   const double collect_bytes = p.collect_packets * (wire::kHeaderBytes + kFrameBytes) +
-                               p.written_values * (wire::kSlotBytes / c.packing_utilisation);
+                               p.row_reads * wire::kSlotBytes +
+                               packed_values * (wire::kSlotBytes / c.packing_utilisation);
   const double result_bytes =
       p.collect_packets * (wire::kHeaderBytes + wire::kMaskBytes + kFrameBytes) +
       p.written_values * wire::kValueBytes;

@@ -91,6 +91,7 @@ struct CostPrediction {
   uint64_t values = 0;
   double written_values = 0;           // values some worker pushes in an epoch
   double written_rows = 0;             // rows of P cells with a written value
+  double row_reads = 0;                // of them, read whole: at least half written
   double collect_packets = 0;          // COLLECTs (and RESULTs) per epoch, all servers
   double update_packets = 0;           // UPDATEs per epoch, all servers (REPLICAs per worker)
   double plain_server_bytes = 0;       // the set's pairs per server link, both directions

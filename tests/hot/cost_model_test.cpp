@@ -6,6 +6,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "wire/wire.h"
+
 namespace libra::hot {
 namespace {
 
@@ -83,7 +85,8 @@ TEST(CostModel, RowsAreWrittenByTheirHottestKeyAndOnlyOncePerKey) {
 
 // A sparse epoch writes a few cells in each of many rows: the servers read
 // the written values P to a COLLECT, not one COLLECT per row touched, and
-// never more than reading every row.
+// never more than reading every row. A row mostly written is read whole:
+// one COLLECT of one slot instead of a slot (8 bytes) per cell.
 TEST(CostModel, CollectsArePackedByWrittenValuesNotByRows) {
   CostInput input;
   input.num_workers = 4;
@@ -95,10 +98,16 @@ TEST(CostModel, CollectsArePackedByWrittenValuesNotByRows) {
   EXPECT_NEAR(sparse.collect_packets,
               sparse.written_values / (32 * input.constants.packing_utilisation) + 1, 1e-6);
   EXPECT_LT(sparse.collect_packets, sparse.written_rows / 5);
+  EXPECT_EQ(sparse.row_reads, 0);
 
   for (KeySample& k : input.keys) k.pushes_per_epoch = 4;  // every worker, every key
   const CostPrediction dense = PredictCost(input, input.keys, input.keys.size());
   EXPECT_NEAR(dense.collect_packets, 1000 + 1, 1e-6);  // every row, once
+  EXPECT_NEAR(dense.row_reads, 1000, 1e-6);
+  // RESULT and UPDATE carry 4 bytes a value; the COLLECTs ask by row, far
+  // below a slot a value.
+  EXPECT_LT(dense.libra_server_bytes,
+            dense.written_values * (2 * wire::kValueBytes + wire::kSlotBytes));
   EXPECT_GT(dense.update_packets, dense.written_values * 4 / 512);
 }
 

@@ -97,7 +97,7 @@ struct HotCollector::Impl final : EngineHandler {
     written_cells.resize(hot_set->layout().num_arrays);
     if (options.collect_by_row) by_row = PlanRows(collect_header);
     if (!by_row) {
-      full_plan =
+      static_cast<PackedValues&>(full_plan) =
           PackQueuedCells(collect_header, QueueHotCells(*hot_set, owned_keys, first_value), {});
     }
     if (full_plan.packets.size() >= kCollectPollPacket) {
@@ -138,8 +138,6 @@ struct HotCollector::Impl final : EngineHandler {
   void AddWrittenKey(std::size_t i, CollectedEpoch* epoch) const;
 
   std::uint32_t plan_packets() const { return static_cast<std::uint32_t>(plan->packets.size()); }
-  bool plan_by_row() const { return by_row && plan == &full_plan; }
-  std::uint16_t plan_flags() const { return plan_by_row() ? wire::kFlagRow : 0; }
   bool PlanRows(const wire::Header& header);
   void PlanWrittenKeys(std::span<const std::uint8_t> bitmap);
 
@@ -166,10 +164,20 @@ struct HotCollector::Impl final : EngineHandler {
   std::vector<std::size_t> key_of_value;
   std::uint32_t num_values = 0;
   wire::Header collect_header;
-  PackedValues full_plan;
+  // COLLECTs to send: the packets, where each slot's value goes, and how
+  // many of the packets, the first ones, read a whole row each (flag ROW,
+  // one slot naming the row; the RESULT answers any of its arrays).
+  struct CollectPlan : PackedValues {
+    std::uint32_t row_packets = 0;
+    bool ReadsRow(std::uint32_t k) const { return k < row_packets; }
+    std::uint16_t FlagsOf(std::uint32_t k) const { return ReadsRow(k) ? wire::kFlagRow : 0; }
+  };
+  CollectPlan full_plan;
   // The full plan reads by row (one header and one slot per row of cells this
-  // server owns whole) instead of one slot per cell; see PlanRows.
+  // server owns whole) instead of one slot per cell; see PlanRows. Then
+  // row_read_of[index] is the full plan's packet that reads row `index`.
   bool by_row = false;
+  std::vector<std::uint32_t> row_read_of;
   // The plan of the epoch being collected: the full plan, or epoch_plan when
   // every worker said which keys it wrote (PlanWrittenKeys). When not
   // collecting, the full plan.
@@ -177,11 +185,13 @@ struct HotCollector::Impl final : EngineHandler {
   std::vector<bool> owned_index;                  // by hot-set index: owned here
   std::vector<hot::CellAddress> cell_of_value;    // by value position, owned key after key
   CellQueues written_cells;                       // kept between epochs for their buffers
-  PackedValues epoch_plan;
+  std::vector<std::uint32_t> written_positions;   // PlanWrittenKeys' buffers, kept likewise
+  std::vector<std::uint32_t> written_in_row;
+  CollectPlan epoch_plan;
   // The epoch epoch_plan was made for when the last worker's report came
   // in before READY (AddWrittenKeys): Start then sends it as it is.
   std::optional<std::uint32_t> planned_epoch;
-  PackedValues* plan = &full_plan;
+  CollectPlan* plan = &full_plan;
 
   std::mutex& mutex = loop.mutex();
   std::uint32_t next_epoch;                 // the epoch to collect (and deliver) next
@@ -288,7 +298,7 @@ bool HotCollector::Impl::PlanRows(const wire::Header& header) {
     position_of_key[hot_set->Find(owned_keys[i])] = first_value[i];
   }
   const std::vector<std::uint32_t> rows = CollectRows(*hot_set, owned_keys);
-  PackedValues row_plan;
+  CollectPlan row_plan;
   row_plan.value_of_slot.assign(rows.size() * num_arrays, kNoValue);
   for (std::size_t k = 0; k < rows.size(); ++k) {
     for (std::uint32_t j = 0; j < num_arrays; ++j) {
@@ -307,32 +317,71 @@ bool HotCollector::Impl::PlanRows(const wire::Header& header) {
     packet.length = static_cast<std::uint16_t>(wire::Encode(request, {&row, 1}, packet.bytes));
     row_plan.packets.push_back(packet);
   }
+  row_plan.row_packets = static_cast<std::uint32_t>(rows.size());
   full_plan = std::move(row_plan);
+  row_read_of.assign(rows.empty() ? 0 : rows.back() + 1, kNoValue);
+  for (std::size_t k = 0; k < rows.size(); ++k)
+    row_read_of[rows[k]] = static_cast<std::uint32_t>(k);
   return true;
 }
 
-// The cells of the keys some worker wrote, packed as the workers' DATA are:
-// packet k takes the k-th written cell of every array, so an epoch that
-// wrote V values costs about V / P COLLECTs (and as many RESULTs) however
-// its keys are spread over rows; reading by row costs one per row touched,
-// and a sparse epoch touches many rows to write a few cells of each. The
-// cells are queued in key order, as the bitmap gives them: O(written
-// values), reading the owned cells in sequence. (Row order, as the workers
-// send DATA, costs a pass over every owned cell or a sort, for an epoch
-// that writes a tenth of them; a COLLECT reads its cells in any order.)
+// The cells of the keys some worker wrote. A row of this server's own
+// (by_row) of which at least half the cells were written is read whole: one
+// COLLECT of a single slot (28 bytes) whose RESULT is at least half full.
+// The other written cells are packed as the workers' DATA are: packet k takes
+// the k-th such cell of every array, so V of them cost about V / P COLLECTs
+// (and as many RESULTs) however they are spread over rows, where reading
+// their rows would cost one per row touched (a sparse epoch writes a few
+// cells of each). A packed cell costs 8 bytes of a COLLECT for the 4 of its
+// sum: a dense epoch packed (DeepFM, whose keys fill their rows) sent twice
+// the bytes it read back, in about as many packets as reading its rows
+// (docs/PERFORMANCE.md, "Reading mostly written rows whole"). The cells are
+// queued in key order, as the bitmap gives them: O(written values), reading
+// the owned cells in sequence. (Row order, as the workers send DATA, costs a
+// pass over every owned cell or a sort, for an epoch that writes a tenth of
+// them; a COLLECT reads its cells in any order.)
 void HotCollector::Impl::PlanWrittenKeys(std::span<const std::uint8_t> bitmap) {
-  for (std::vector<std::uint64_t>& queue : written_cells) queue.clear();
+  written_positions.clear();
   for (std::size_t byte = 0; byte < bitmap.size(); ++byte) {
     for (unsigned bits = bitmap[byte]; bits != 0; bits &= bits - 1) {
       const std::size_t i = byte * 8 + static_cast<std::size_t>(std::countr_zero(bits));
       if (i >= owned_keys.size()) break;  // MergeKeySet sets no bit past the owned keys
       for (std::uint32_t v = first_value[i];
            v < first_value[i] + static_cast<std::uint32_t>(lens[i]); ++v) {
-        written_cells[cell_of_value[v].array].push_back(QueuedCell(cell_of_value[v].index, v));
+        written_positions.push_back(v);
       }
     }
   }
-  epoch_plan = PackQueuedCells(collect_header, written_cells, {});
+  const std::uint32_t num_arrays = hot_set->layout().num_arrays;
+  epoch_plan.packets.clear();
+  epoch_plan.value_of_slot.clear();
+  epoch_plan.row_packets = 0;
+  written_in_row.assign(by_row ? full_plan.packets.size() : 0, 0);
+  auto dense = [&](std::uint32_t v) {
+    return by_row && 2 * written_in_row[row_read_of[cell_of_value[v].index]] >= num_arrays;
+  };
+  if (by_row) {
+    for (const std::uint32_t v : written_positions) {
+      ++written_in_row[row_read_of[cell_of_value[v].index]];
+    }
+    for (std::size_t k = 0; k < written_in_row.size(); ++k) {
+      if (2 * written_in_row[k] < num_arrays) continue;
+      epoch_plan.packets.push_back(full_plan.packets[k]);
+      const auto row_slots = full_plan.value_of_slot.begin() + k * num_arrays;
+      epoch_plan.value_of_slot.insert(epoch_plan.value_of_slot.end(), row_slots,
+                                      row_slots + num_arrays);
+      ++epoch_plan.row_packets;
+    }
+  }
+  for (std::vector<std::uint64_t>& queue : written_cells) queue.clear();
+  for (const std::uint32_t v : written_positions) {
+    if (dense(v)) continue;
+    written_cells[cell_of_value[v].array].push_back(QueuedCell(cell_of_value[v].index, v));
+  }
+  const PackedValues packed = PackQueuedCells(collect_header, written_cells, {});
+  epoch_plan.packets.insert(epoch_plan.packets.end(), packed.packets.begin(), packed.packets.end());
+  epoch_plan.value_of_slot.insert(epoch_plan.value_of_slot.end(), packed.value_of_slot.begin(),
+                                  packed.value_of_slot.end());
 }
 
 Clock::time_point HotCollector::Impl::Progress(Clock::time_point now, net::SendQueue& out) {
@@ -513,7 +562,7 @@ void HotCollector::Impl::HandleResult(const wire::Message& result) {
   // The RESULT holds the written cells only, each slot naming the COLLECT
   // slot it answers, in increasing order; anything else is not the switch's.
   const std::uint32_t num_arrays = hot_set->layout().num_arrays;
-  const std::uint32_t asked_slots = plan_by_row() ? num_arrays : plan->packets[k].slot_count();
+  const std::uint32_t asked_slots = plan->ReadsRow(k) ? num_arrays : plan->packets[k].slot_count();
   std::uint32_t previous = 0;
   for (std::uint32_t i = 0; i < header.slot_count; ++i) {
     const wire::Slot& slot = result.slots[i];
@@ -565,7 +614,9 @@ void HotCollector::Impl::Start(net::SendQueue& out) {
   if (reports != key_reports.end() && reports->second.workers == options.num_workers) {
     if (planned_epoch != next_epoch) PlanWrittenKeys(reports->second.written);
     planned_epoch.reset();
-    if (epoch_plan.packets.size() < full_plan.packets.size()) {
+    // (By row it never has more packets than reading every row, and reads
+    // no row that was not written.)
+    if (epoch_plan.packets.size() <= full_plan.packets.size()) {
       counters.packets_saved += full_plan.packets.size() - epoch_plan.packets.size();
       plan = &epoch_plan;
     }
@@ -574,9 +625,9 @@ void HotCollector::Impl::Start(net::SendQueue& out) {
     ++counters.epochs_without_key_reports;
   }
   key_reports.erase(key_reports.begin(), key_reports.upper_bound(next_epoch));
-  for (EncodedPacket& packet : plan->packets) {
-    packet.SetEpoch(next_epoch);
-    packet.SetFlags(plan_flags());
+  for (std::uint32_t k = 0; k < plan_packets(); ++k) {
+    plan->packets[k].SetEpoch(next_epoch);
+    plan->packets[k].SetFlags(plan->FlagsOf(k));
   }
   collecting = true;
   collect_started = clock.Now();
@@ -671,7 +722,7 @@ void HotCollector::Impl::Collect(Clock::time_point now, net::SendQueue& out) {
       // Ask with the first packet of the full plan: NOT_READY, or READY and
       // values (not taken) if READY was lost.
       full_plan.packets[0].SetEpoch(next_epoch);
-      full_plan.packets[0].SetFlags(plan_flags());
+      full_plan.packets[0].SetFlags(full_plan.FlagsOf(0));
       full_plan.packets[0].SetSeq(kCollectPollPacket);
       out.PushView(full_plan.packets[0].view(), options.switch_address);
       last_poll = now;
@@ -717,11 +768,12 @@ void HotCollector::Impl::Collect(Clock::time_point now, net::SendQueue& out) {
 void HotCollector::Impl::SendCollect(std::uint32_t k, Clock::time_point now, bool resend,
                                      net::SendQueue& out) {
   if (resend) {
-    plan->packets[k].SetFlags(plan_flags() | wire::kFlagRetransmission);
+    plan->packets[k].SetFlags(plan->FlagsOf(k) | wire::kFlagRetransmission);
     if (attempts[k] < 255) ++attempts[k];
     ++counters.retransmissions;
   } else {
     ++counters.collect_packets;
+    if (plan->ReadsRow(k)) ++counters.row_collect_packets;
   }
   plan->packets[k].SetSeq(k | std::uint32_t{attempts[k]} << kCollectSeqPacketBits);
   out.PushView(plan->packets[k].view(), options.switch_address);

@@ -133,6 +133,7 @@ struct HotCollectorCounters {
   std::uint64_t ready_received = 0;
   std::uint64_t ready_polls = 0;
   std::uint64_t collect_packets = 0;       // first transmissions
+  std::uint64_t row_collect_packets = 0;   // of them, reading a whole row (flag ROW)
   std::uint64_t retransmissions = 0;       // all resends, both kinds below
   std::uint64_t fast_retransmissions = 0;  // resent when later requests were answered
   std::uint64_t timeouts = 0;

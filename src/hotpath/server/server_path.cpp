@@ -695,6 +695,7 @@ class ServerPathImpl final : public ps::ServerHotPath {
                         {"ready_received", c.ready_received},
                         {"ready_polls", c.ready_polls},
                         {"collect_packets", c.collect_packets},
+                        {"row_collect_packets", c.row_collect_packets},
                         {"retransmissions", c.retransmissions},
                         {"fast_retransmissions", c.fast_retransmissions},
                         {"timeouts", c.timeouts},
