@@ -12,7 +12,10 @@ which sets the model would keep (a predicted saving of 10% or more).
 
 With --latency-ms L and --cpu-scale S the hot path's epoch is priced again
 with a fixed latency of L ms (stretched by the processes per core, as the
-model does) and its CPU terms times S; --grid tries a range of both.
+model does) and its CPU terms times S, and with --serial A the share A of
+the CPU term (the busier of per-processor and shared) that the link's time
+does not hide (CostConstants::serial_cpu_share; the link term plus A times
+it); --grid tries a range of all three.
 """
 import argparse
 import json
@@ -29,7 +32,9 @@ def read_runs(paths):
         cores = report.get("options", {}).get("cores", 2)
         for c in report.get("configurations", []):
             p = c.get("cost_prediction")
-            if not p or "link_seconds_per_epoch" not in p or not c.get("speedup"):
+            # (A plain job's prediction, keys 0, has no hot-path terms.)
+            if (not p or "link_seconds_per_epoch" not in p or not p.get("keys")
+                    or not c.get("speedup")):
                 continue
             plain = p["plain_seconds_per_epoch"]
             runs.append({
@@ -49,18 +54,19 @@ def read_runs(paths):
     return runs
 
 
-def repriced(run, latency_s, cpu_scale):
+def repriced(run, latency_s, cpu_scale, serial):
     if latency_s is None:
         return run["predicted"]
+    cpu = cpu_scale * max(run["cpu"], run["shared"])
     return (run["unmodelled"] + latency_s * run["processes_per_core"] +
-            max(run["link"], cpu_scale * run["cpu"], cpu_scale * run["shared"]))
+            max(run["link"] + serial * cpu, cpu))
 
 
-def score(runs, latency_s, cpu_scale):
+def score(runs, latency_s, cpu_scale, serial):
     error = 0.0
     paying = kept = kept_losing = kept_paying = 0
     for run in runs:
-        predicted = repriced(run, latency_s, cpu_scale)
+        predicted = repriced(run, latency_s, cpu_scale, serial)
         error += math.log(predicted / run["measured"]) ** 2
         keep = run["plain"] - predicted > MIN_SAVING * run["plain"]
         paying += run["speedup"] >= 1 / (1 - MIN_SAVING)
@@ -76,6 +82,7 @@ def main():
     parser.add_argument("reports", nargs="+")
     parser.add_argument("--latency-ms", type=float)
     parser.add_argument("--cpu-scale", type=float, default=1.0)
+    parser.add_argument("--serial", type=float, default=0.2)
     parser.add_argument("--grid", action="store_true")
     args = parser.parse_args()
     runs = read_runs(args.reports)
@@ -85,7 +92,7 @@ def main():
     print("run                          plain    link     cpu  shared latency unmod |"
           "  predicted measured  speedup pred / meas  (ms)")
     for r in runs:
-        predicted = repriced(r, latency_s, args.cpu_scale)
+        predicted = repriced(r, latency_s, args.cpu_scale, args.serial)
         latency = r["latency"] if latency_s is None else latency_s * r["processes_per_core"]
         keep = r["plain"] - predicted > MIN_SAVING * r["plain"]
         print(f"{r['name']} {r['plain'] * 1e3:7.2f} {r['link'] * 1e3:7.2f} "
@@ -93,17 +100,20 @@ def main():
               f"{latency * 1e3:7.2f} {r['unmodelled'] * 1e3:5.2f} | {predicted * 1e3:9.2f} "
               f"{r['measured'] * 1e3:8.2f}  {r['plain'] / predicted:5.2f} / {r['speedup']:4.2f}"
               f"{'  kept' if keep else ''}")
-    rms, paying, kept, kept_paying, kept_losing = score(runs, latency_s, args.cpu_scale)
+    rms, paying, kept, kept_paying, kept_losing = score(runs, latency_s, args.cpu_scale,
+                                                        args.serial)
     print(f"\nRMS log error {rms:.2f}; {paying} of {len(runs)} runs measured "
           f"{1 / (1 - MIN_SAVING):.2f}x or more; the model keeps {kept} sets, {kept_paying} of "
           f"them such, {kept_losing} measured under 1.0x")
     if args.grid:
-        print("\nlatency ms  cpu scale  RMS log error  kept  kept >= 1.11x  kept < 1.0x")
+        print("\nlatency ms  cpu scale  serial  RMS log error  kept  kept >= 1.11x  kept < 1.0x")
         for latency_ms in (0.5, 1, 1.5, 2, 3, 4):
             for cpu_scale in (0.5, 0.6, 0.8, 1.0):
-                rms, _, kept, kept_paying, kept_losing = score(runs, latency_ms / 1e3, cpu_scale)
-                print(f"{latency_ms:10.1f} {cpu_scale:10.1f} {rms:14.2f} {kept:5} {kept_paying:14} "
-                      f"{kept_losing:12}")
+                for serial in (0.0, 0.1, 0.2, 0.3, 0.5):
+                    rms, _, kept, kept_paying, kept_losing = score(runs, latency_ms / 1e3,
+                                                                   cpu_scale, serial)
+                    print(f"{latency_ms:10.1f} {cpu_scale:10.1f} {serial:7.1f} {rms:14.2f} "
+                          f"{kept:5} {kept_paying:14} {kept_losing:12}")
 
 
 if __name__ == "__main__":

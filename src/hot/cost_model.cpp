@@ -275,8 +275,8 @@ CostPrediction PredictCost(const CostInput& input, const std::vector<KeySample>&
       std::max({p.libra_server_packets * c.host_packet_s, p.libra_worker_packets * c.host_packet_s,
                 p.libra_switch_packets * c.switch_packet_s});
   p.libra_shared_cpu_seconds = SharedCpuSeconds(input, p);
-  const double busiest =
-      std::max({p.libra_link_seconds, p.libra_cpu_seconds, p.libra_shared_cpu_seconds});
+  const double cpu = std::max(p.libra_cpu_seconds, p.libra_shared_cpu_seconds);
+  const double busiest = std::max(p.libra_link_seconds + c.serial_cpu_share * cpu, cpu);
   p.latency_seconds = EpochLatency(input);
   p.libra_seconds = p.unmodelled_seconds + p.latency_seconds + busiest;
   return p;
