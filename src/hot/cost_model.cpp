@@ -323,11 +323,20 @@ CostChoice ChooseByCost(const CostInput& input) {
   if (fit > 0) sizes.push_back(fit);
 
   for (size_t n : sizes) choice.candidates.push_back(PredictCost(input, choice.ordered, n));
+  const CostConstants& c = input.constants;
+  auto pays = [&](const CostPrediction& p) {
+    return p.keys > 0 && p.saving_seconds() > c.min_saving * p.plain_seconds;
+  };
   const CostPrediction* best = &choice.candidates.front();
   for (const CostPrediction& p : choice.candidates) {
-    if (p.keys > 0 && p.saving_seconds() > best->saving_seconds() &&
-        p.saving_seconds() > input.constants.min_saving * p.plain_seconds) {
+    if (pays(p) && p.saving_seconds() > best->saving_seconds()) best = &p;
+  }
+  // The smallest that pays nearly as much (candidates are by size).
+  for (const CostPrediction& p : choice.candidates) {
+    if (pays(p) &&
+        p.saving_seconds() >= best->saving_seconds() - c.prefer_smaller_within * p.plain_seconds) {
       best = &p;
+      break;
     }
   }
   choice.chosen = *best;
