@@ -13,9 +13,9 @@ which sets the model would keep (a predicted saving of 10% or more).
 With --latency-ms L and --cpu-scale S the hot path's epoch is priced again
 with a fixed latency of L ms (stretched by the processes per core, as the
 model does) and its CPU terms times S, and with --serial A the share A of
-the CPU term (the busier of per-processor and shared) that the link's time
-does not hide (CostConstants::serial_cpu_share; the link term plus A times
-it); --grid tries a range of all three.
+the shorter of the link and the CPU term (the busier of per-processor and
+shared) that the longer does not hide (CostConstants::serial_cpu_share);
+--grid tries a range of all three.
 """
 import argparse
 import json
@@ -59,7 +59,7 @@ def repriced(run, latency_s, cpu_scale, serial):
         return run["predicted"]
     cpu = cpu_scale * max(run["cpu"], run["shared"])
     return (run["unmodelled"] + latency_s * run["processes_per_core"] +
-            max(run["link"] + serial * cpu, cpu))
+            max(run["link"], cpu) + serial * min(run["link"], cpu))
 
 
 def score(runs, latency_s, cpu_scale, serial):

@@ -43,11 +43,11 @@ struct CostConstants {
   double plain_value_s = 40e-9;      // a server's CPU per key-value pair pushed or pulled
   double packet_bytes = 532 + 42;    // a full hot packet on the wire (UDP/IP/Ethernet)
   double packing_utilisation = 0.7;  // values per DATA packet / slots
-  // The share of the hot path's CPU time (the busier of the per-processor
-  // and the shared-core terms) that lies on the epoch's critical path beside
-  // the link's time rather than under it: each phase's packets are handled
-  // as they arrive, and the next phase waits for the last of them. Fitted
-  // on forced sets (docs/hot-parameters.md); 0 would be perfect overlap.
+  // The share of the shorter of the hot path's link time and its CPU time
+  // (the busier of the per-processor and the shared-core terms) that the
+  // longer does not hide: each phase's packets are handled as they arrive,
+  // and the next phase waits for the last of them. Fitted on forced and
+  // chosen sets (docs/hot-parameters.md); 0 would be perfect overlap.
   double serial_cpu_share = 0.2;
   // A set must be predicted to save this share of the plain epoch. The
   // model errs by more than a few percent: on the emulated cluster sets

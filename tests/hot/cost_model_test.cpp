@@ -294,13 +294,23 @@ TEST(CostModel, AForcedSetIsPricedWholeAndByItsTerms) {
   const CostPrediction by_prefix = PredictCost(input, ordered, ordered.size());
   EXPECT_EQ(whole.keys, 5000u);
   EXPECT_DOUBLE_EQ(whole.libra_seconds, by_prefix.libra_seconds);
-  // The link's time and the part of the CPU's that it does not hide, or
-  // the CPU's alone when that is longer.
+  // The longer of the link's and the CPU's time, and the part of the
+  // shorter that it does not hide.
   const double cpu = std::max(whole.libra_cpu_seconds, whole.libra_shared_cpu_seconds);
-  EXPECT_DOUBLE_EQ(
-      whole.libra_seconds,
-      whole.unmodelled_seconds + whole.latency_seconds +
-          std::max(whole.libra_link_seconds + input.constants.serial_cpu_share * cpu, cpu));
+  EXPECT_DOUBLE_EQ(whole.libra_seconds,
+                   whole.unmodelled_seconds + whole.latency_seconds +
+                       std::max(whole.libra_link_seconds, cpu) +
+                       input.constants.serial_cpu_share * std::min(whole.libra_link_seconds, cpu));
+  // On a fast link the CPU is the longer, and a fifth of the link's time
+  // adds to it.
+  CostInput fast = ZipfJob(5000, 4, 10000);
+  fast.shared_cores = 2;
+  const CostPrediction cpu_bound = PredictWholeSet(fast);
+  const double cpu_term = std::max(cpu_bound.libra_cpu_seconds, cpu_bound.libra_shared_cpu_seconds);
+  ASSERT_GT(cpu_term, cpu_bound.libra_link_seconds);
+  EXPECT_DOUBLE_EQ(cpu_bound.libra_seconds,
+                   cpu_bound.unmodelled_seconds + cpu_bound.latency_seconds + cpu_term +
+                       fast.constants.serial_cpu_share * cpu_bound.libra_link_seconds);
   // 4 workers, 1 server and the switch on 2 cores: 3 processes a core.
   EXPECT_DOUBLE_EQ(whole.latency_seconds, 3 * input.constants.epoch_latency_s);
   EXPECT_NE(DescribePrediction(whole).find("5000 keys"), std::string::npos)
