@@ -14,7 +14,7 @@ With --latency-ms L and --cpu-scale S the hot path's epoch is priced again
 with a fixed latency of L ms (stretched by the processes per core, as the
 model does) and its CPU terms times S, and with --serial A the share A of
 the shorter of the link and the CPU term (the busier of per-processor and
-shared) that the longer does not hide (CostConstants::serial_cpu_share);
+shared) that the longer does not hide (CostConstants::serial_share);
 --grid tries a range of all three.
 """
 import argparse

@@ -276,8 +276,8 @@ CostPrediction PredictCost(const CostInput& input, const std::vector<KeySample>&
                 p.libra_switch_packets * c.switch_packet_s});
   p.libra_shared_cpu_seconds = SharedCpuSeconds(input, p);
   const double cpu = std::max(p.libra_cpu_seconds, p.libra_shared_cpu_seconds);
-  const double busiest = std::max(p.libra_link_seconds, cpu) +
-                         c.serial_cpu_share * std::min(p.libra_link_seconds, cpu);
+  const double busiest =
+      std::max(p.libra_link_seconds, cpu) + c.serial_share * std::min(p.libra_link_seconds, cpu);
   p.latency_seconds = EpochLatency(input);
   p.libra_seconds = p.unmodelled_seconds + p.latency_seconds + busiest;
   return p;

@@ -48,7 +48,7 @@ struct CostConstants {
   // longer does not hide: each phase's packets are handled as they arrive,
   // and the next phase waits for the last of them. Fitted on forced and
   // chosen sets (docs/hot-parameters.md); 0 would be perfect overlap.
-  double serial_cpu_share = 0.2;
+  double serial_share = 0.2;
   // A set must be predicted to save this share of the plain epoch. The
   // model errs by more than a few percent: on the emulated cluster sets
   // predicted to save 5-8 % measured 0.82-1.19x of the plain PS, those

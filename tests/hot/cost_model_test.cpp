@@ -300,7 +300,7 @@ TEST(CostModel, AForcedSetIsPricedWholeAndByItsTerms) {
   EXPECT_DOUBLE_EQ(whole.libra_seconds,
                    whole.unmodelled_seconds + whole.latency_seconds +
                        std::max(whole.libra_link_seconds, cpu) +
-                       input.constants.serial_cpu_share * std::min(whole.libra_link_seconds, cpu));
+                       input.constants.serial_share * std::min(whole.libra_link_seconds, cpu));
   // On a fast link the CPU is the longer, and a fifth of the link's time
   // adds to it.
   CostInput fast = ZipfJob(5000, 4, 10000);
@@ -310,7 +310,7 @@ TEST(CostModel, AForcedSetIsPricedWholeAndByItsTerms) {
   ASSERT_GT(cpu_term, cpu_bound.libra_link_seconds);
   EXPECT_DOUBLE_EQ(cpu_bound.libra_seconds,
                    cpu_bound.unmodelled_seconds + cpu_bound.latency_seconds + cpu_term +
-                       fast.constants.serial_cpu_share * cpu_bound.libra_link_seconds);
+                       fast.constants.serial_share * cpu_bound.libra_link_seconds);
   // 4 workers, 1 server and the switch on 2 cores: 3 processes a core.
   EXPECT_DOUBLE_EQ(whole.latency_seconds, 3 * input.constants.epoch_latency_s);
   EXPECT_NE(DescribePrediction(whole).find("5000 keys"), std::string::npos)

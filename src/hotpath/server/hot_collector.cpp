@@ -97,8 +97,8 @@ struct HotCollector::Impl final : EngineHandler {
     written_cells.resize(hot_set->layout().num_arrays);
     if (options.collect_by_row) by_row = PlanRows(collect_header);
     if (!by_row) {
-      static_cast<PackedValues&>(full_plan) =
-          PackQueuedCells(collect_header, QueueHotCells(*hot_set, owned_keys, first_value), {});
+      full_plan = CollectPlan{
+          PackQueuedCells(collect_header, QueueHotCells(*hot_set, owned_keys, first_value), {})};
     }
     if (full_plan.packets.size() >= kCollectPollPacket) {
       throw std::invalid_argument("hot collector: more COLLECT packets than a seq can number");
