@@ -45,8 +45,10 @@ void CollectStage(PacketContext& ctx, PipelineState& state, OutputBatch& out) {
     const ReadInEpoch::Output cell =
         state.values.Execute(ctx.pass, j, bank_base + asked.index, ReadInEpoch{ctx.epoch_tag});
     if (!cell.written) continue;
-    slots[kept++] = wire::Slot{true, cell.saturated, static_cast<std::uint32_t>(j),
-                               state.codec->ToFloatBits(static_cast<std::int32_t>(cell.lo))};
+    // The fixed-point sum as the register holds it: the server converts it
+    // (and checks it exactly, which a float32 of it would not allow once it
+    // passes 2^24).
+    slots[kept++] = wire::Slot{true, cell.saturated, static_cast<std::uint32_t>(j), cell.lo};
     if (cell.saturated) result.flags |= wire::kFlagSaturated;
   }
   result.slot_count = kept;

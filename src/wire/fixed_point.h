@@ -11,9 +11,12 @@
 // by at most 2^-(F+1). Magnitudes of 2^(31-F) and above saturate to
 // +-INT32_MAX; infinities and NaN are rejected.
 //
-// fixed -> float32: a 32-entry ternary table matches the leading one of the
+// fixed -> float32 (on the servers: the switch returns its fixed-point sums
+// as they are): a 32-entry ternary table matches the leading one of the
 // magnitude and selects the exponent field and the shift that aligns the
 // mantissa; rounding to nearest, ties away from zero (at most half an ulp).
+// Table-driven like the other direction, so a sum converted from the
+// switch's RESULT and one summed by a server give the same float bits.
 #pragma once
 
 #include <array>

@@ -22,7 +22,8 @@
 // carries a value (a packer may leave holes).
 //
 // RESULT: the sums of the asked cells that some worker wrote in the epoch,
-// 4 bytes each. A 64-bit written mask says which COLLECT slots j (register
+// each the register's fixed-point sum (a two's-complement int32 at the
+// job's scale 2^F), 4 bytes each. A 64-bit written mask says which COLLECT slots j (register
 // arrays) they answer, in increasing j; when the header has the SATURATED
 // flag, a second 64-bit mask says which of those saturated. No mask when
 // slot_count (the number of values) is 0.
@@ -63,7 +64,8 @@
 
 namespace libra::wire {
 
-// 4: UPDATE/REPLICA end with a 16-byte tag (3: RESULT as a written mask and
+// 5: RESULT carries fixed-point sums, not their float32 (4: UPDATE/REPLICA
+// end with a 16-byte tag; 3: RESULT as a written mask and
 // 4-byte values, UPDATE/REPLICA as row blocks; 2: 8-byte (cell, value)
 // slots in every message; 1: RESULT answered every cell and UPDATE
 // published every hot value in every epoch).
@@ -114,7 +116,7 @@ enum class MessageType : std::uint8_t {
   kFin = LIBRA_WIRE_TYPE_FIN,  // worker -> switch: all DATA of the epoch ACKed; seq = packets sent
   kReady = LIBRA_WIRE_TYPE_READY,      // switch -> every server: all N workers finished the epoch
   kCollect = LIBRA_WIRE_TYPE_COLLECT,  // server -> switch: read these cells of the epoch
-  kResult = LIBRA_WIRE_TYPE_RESULT,    // switch -> server: float32 sums of the COLLECTed cells
+  kResult = LIBRA_WIRE_TYPE_RESULT,    // switch -> server: fixed-point sums of the COLLECTed cells
   kUpdate = LIBRA_WIRE_TYPE_UPDATE,    // server -> switch: new parameter values of hot cells
   kReplica = LIBRA_WIRE_TYPE_REPLICA,  // switch -> every worker: the UPDATE, replicated
   kProbe = LIBRA_WIRE_TYPE_PROBE,      // anyone -> switch: liveness

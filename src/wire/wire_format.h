@@ -6,7 +6,7 @@
 #ifndef LIBRA_WIRE_WIRE_FORMAT_H_
 #define LIBRA_WIRE_WIRE_FORMAT_H_
 
-#define LIBRA_WIRE_VERSION 4
+#define LIBRA_WIRE_VERSION 5
 #define LIBRA_WIRE_HEADER_BYTES 20
 
 /* Where each header field starts. */
@@ -33,9 +33,9 @@
 /* UPDATE and REPLICA end with a MAC tag of this many bytes (the switch
  * forwards it; only the hosts compute and check it). */
 #define LIBRA_WIRE_UPDATE_TAG_BYTES 16
-#define LIBRA_WIRE_MAX_UPDATE_VALUES                                                          \
+#define LIBRA_WIRE_MAX_UPDATE_VALUES                                                             \
   ((LIBRA_WIRE_MAX_MESSAGE_BYTES - LIBRA_WIRE_HEADER_BYTES - LIBRA_WIRE_ROW_BLOCK_HEADER_BYTES - \
-    LIBRA_WIRE_UPDATE_TAG_BYTES) /                                                              \
+    LIBRA_WIRE_UPDATE_TAG_BYTES) /                                                               \
    LIBRA_WIRE_VALUE_BYTES)
 
 /* Message types. */

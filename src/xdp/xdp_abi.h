@@ -93,14 +93,6 @@ struct libra_xdp_peer {
   libra_u16 id;
 };
 
-/* One entry of the fixed -> float32 leading-one table. */
-struct libra_xdp_leading_one {
-  libra_u32 right_shift;
-  libra_u32 left_shift;
-  libra_u32 round_bias;
-  libra_u32 exponent_base;
-};
-
 /* The counters (per-CPU array), dataplane's drops then events. */
 #define LIBRA_XDP_DROP_TRUNCATED 0
 #define LIBRA_XDP_DROP_OVERSIZED 1

@@ -281,18 +281,11 @@ dataplane::InstallResult XdpProgram::InstallJob(const SwitchJob& job) {
     const libra_xdp_peer peer{LIBRA_XDP_ROLE_SERVER, static_cast<libra_u16>(i)};
     bpf_map_update_elem(peers, &key, &peer, BPF_ANY);
   }
-  // The conversion tables for the job's F: the model's own entries.
+  // The conversion table for the job's F: the model's own entries.
   const dataplane::FixedPointCodec codec(job.scale_bits);
   const int to_fixed = bpf_map__fd(skeleton->maps.to_fixed);
   for (std::uint32_t e = 0; e < 256; ++e) {
     bpf_map_update_elem(to_fixed, &e, &codec.exponent_table()[e], BPF_ANY);
-  }
-  const int to_float = bpf_map__fd(skeleton->maps.to_float);
-  for (std::uint32_t p = 0; p < 32; ++p) {
-    const dataplane::LeadingOneEntry& entry = codec.leading_one_table()[p];
-    const libra_xdp_leading_one value{entry.right_shift, entry.left_shift, entry.round_bias,
-                                      entry.exponent_base};
-    bpf_map_update_elem(to_float, &p, &value, BPF_ANY);
   }
   job_ = job;
   WriteJobMap(&*job_);

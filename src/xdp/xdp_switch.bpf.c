@@ -1,14 +1,14 @@
 /* The switch program for the kernel's XDP hook: the per-packet program of
  * src/dataplane (docs/switch.md) in restricted C, checked by the kernel's
  * verifier and compiled with clang -target bpf. Integer arithmetic only; the
- * job, the peer table, the conversion tables and the register arrays live in
+ * job, the peer table, the conversion table and the register arrays live in
  * maps that the control plane (xdp_program.cpp) writes.
  *
  *   Ethernet/IPv4/UDP to the switch's address -> parse -> admit -> per path:
  *     DATA:    dedup -> convert -> aggregate -> ACK            (XDP_TX)
  *     FIN:     DATA count -> FIN once -> FIN count -> ACK      (XDP_TX)
  *              ... the N-th FIN: ACK + READY to every server   (XDP_PASS, user space)
- *     COLLECT: readiness -> read cells -> float32 -> RESULT    (XDP_TX)
+ *     COLLECT: readiness -> read cells -> RESULT               (XDP_TX)
  *     UPDATE:  REPLICA to every worker + ACK                   (XDP_PASS, user space)
  *     PROBE:   PROBE_REPLY                                     (XDP_TX)
  *   anything else addressed elsewhere: XDP_PASS, untouched.
@@ -68,14 +68,6 @@ struct {
   __type(key, __u32);
   __type(value, __u32);
 } to_fixed SEC(".maps");
-
-/* fixed -> float32: the leading-one table. */
-struct {
-  __uint(type, BPF_MAP_TYPE_ARRAY);
-  __uint(max_entries, 32);
-  __type(key, __u32);
-  __type(value, struct libra_xdp_leading_one);
-} to_float SEC(".maps");
 
 /* The register arrays, one 64-bit cell each (xdp_abi.h), mmap-able so the
  * control plane clears and reads them without a system call per cell. */
@@ -369,41 +361,6 @@ static __always_inline __s32 apply_to_fixed(__u32 word, __u32 bits) {
   __u32 magnitude = ((((bits & mantissa_mask) | hidden) + bias) >> right) << left;
   __u32 sign = 0u - (bits >> 31);
   return (__s32)((magnitude ^ sign) - sign);
-}
-
-/* The leading one of a nonzero magnitude: the ternary table's match, as a
- * binary search (BPF has no count-leading-zeros). */
-static __always_inline __u32 leading_one(__u32 x) {
-  __u32 p = 0;
-  if (x >= 1u << 16) {
-    p += 16;
-    x >>= 16;
-  }
-  if (x >= 1u << 8) {
-    p += 8;
-    x >>= 8;
-  }
-  if (x >= 1u << 4) {
-    p += 4;
-    x >>= 4;
-  }
-  if (x >= 1u << 2) {
-    p += 2;
-    x >>= 2;
-  }
-  if (x >= 1u << 1) p += 1;
-  return p;
-}
-
-__noinline __u32 to_float_bits(__s32 fixed) {
-  if (fixed == 0) return 0;
-  __u32 sign = fixed < 0 ? 0x80000000u : 0;
-  __u32 magnitude = fixed < 0 ? 0u - (__u32)fixed : (__u32)fixed;
-  __u32 p = leading_one(magnitude) & 31;
-  struct libra_xdp_leading_one *e = bpf_map_lookup_elem(&to_float, &p);
-  if (!e) return 0;
-  __u32 mantissa = ((magnitude + e->round_bias) >> (e->right_shift & 31)) << (e->left_shift & 31);
-  return sign | (e->exponent_base + mantissa);
 }
 
 /* The loops of COLLECT (slots) and UPDATE (row blocks) run as bpf_loop
@@ -862,8 +819,8 @@ __noinline int fin_path(struct xdp_md *ctx, __u32 worker, __u32 epoch, __u32 seq
   return upcall(ctx, 1);
 }
 
-/* COLLECT: the cell slot s asks for, converted back, when written in the
- * epoch. The values are written behind room for both masks; whether the
+/* COLLECT: the cell slot s asks for, its fixed-point sum as it is, when
+ * written in the epoch. The values are written behind room for both masks; whether the
  * saturated one is needed is known only at the end (move_value). */
 static long read_slot(__u32 s, struct slot_loop *l) {
   struct phv *phv = find_phv();
@@ -883,7 +840,7 @@ static long read_slot(__u32 s, struct slot_loop *l) {
   __u32 kept = l->kept & (LIBRA_XDP_MAX_JOB_SLOTS - 1);
   store32(phv->out + LIBRA_WIRE_HEADER_BYTES + 2 * LIBRA_WIRE_MASK_BYTES +
               kept * LIBRA_WIRE_VALUE_BYTES,
-          to_float_bits((__s32)sum));
+          sum);
   l->kept++;
   return 0;
 }

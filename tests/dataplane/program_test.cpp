@@ -111,12 +111,17 @@ std::map<int, wire::Slot> Answers(const Reply& result) {
   }
   return by_slot;
 }
-// The float sum answering COLLECT slot j; 0 when the cell was not written
-// (and so left out).
-float SumAt(const Reply& result, int j) {
+// The fixed-point sum answering COLLECT slot j (a RESULT carries the
+// register's sum as it is); 0 when the cell was not written (and so left
+// out).
+std::int32_t FixedSumAt(const Reply& result, int j) {
   const auto answers = Answers(result);
   const auto found = answers.find(j);
-  return found == answers.end() ? 0.0f : Float(found->second.value);
+  return found == answers.end() ? 0 : static_cast<std::int32_t>(found->second.value);
+}
+// The same as the server takes it: its float32.
+float SumAt(const Reply& result, int j) {
+  return Float(FixedPointCodec(kScale).ToFloatBits(FixedSumAt(result, j)));
 }
 bool SaturatedAt(const Reply& result, int j) {
   const auto answers = Answers(result);
@@ -167,12 +172,12 @@ class ProgramTest : public ::testing::TestWithParam<std::string> {
       SendFin(w, epoch, 1);
     }
   }
-  // What the switch must answer: the same fixed-point sum, converted back.
-  float Reference(const std::vector<float>& addends) const {
+  // What the switch must answer: the same fixed-point sum.
+  std::int32_t Reference(const std::vector<float>& addends) const {
     const FixedPointCodec codec(kScale);
     std::int32_t sum = 0;
     for (float x : addends) sum = SaturatingAdd(sum, codec.ToFixed(Bits(x)).value).value;
-    return Float(codec.ToFloatBits(sum));
+    return sum;
   }
   std::uint64_t Drops(DropReason reason) const { return backend_->Counters()[reason]; }
   // Sends kPackets DATA packets per worker in epoch 0, each packet's slots from
@@ -207,7 +212,7 @@ class ProgramTest : public ::testing::TestWithParam<std::string> {
         const auto key = std::make_pair(j, i);
         const std::int32_t expected = sums.count(key) != 0 ? sums[key] : 0;
         EXPECT_EQ(Answered(result[0], j), sums.count(key) != 0) << j << "," << i;
-        EXPECT_EQ(Bits(SumAt(result[0], j)), codec.ToFloatBits(expected)) << j << "," << i;
+        EXPECT_EQ(FixedSumAt(result[0], j), expected) << j << "," << i;
         EXPECT_EQ(SaturatedAt(result[0], j), flagged.count(key) != 0) << j << "," << i;
       }
     }
@@ -239,8 +244,8 @@ TEST_P(ProgramTest, AggregatesAllWorkersAndAnswersCollect) {
   EXPECT_EQ(r.message.slots[0].index, 0u);  // answers COLLECT slot 0
   EXPECT_EQ(r.message.slots[1].index, 2u);
   EXPECT_FALSE(Answered(r, 1));
-  EXPECT_EQ(Bits(SumAt(r, 0)), Bits(Reference({xs[0], xs[1], xs[2]})));
-  EXPECT_EQ(Bits(SumAt(r, 2)), Bits(Reference({10 * xs[0], 10 * xs[1], 10 * xs[2]})));
+  EXPECT_EQ(FixedSumAt(r, 0), Reference({xs[0], xs[1], xs[2]}));
+  EXPECT_EQ(FixedSumAt(r, 2), Reference({10 * xs[0], 10 * xs[1], 10 * xs[2]}));
   EXPECT_NEAR(SumAt(r, 0), 0.5 - 1.25 + 3.0e-3, 3 * std::ldexp(1.0, -kScale));
   EXPECT_EQ(backend_->Counters()[Event::kValuesAggregated], 6u);
 }
@@ -358,9 +363,9 @@ TEST_P(ProgramTest, ReCollectReadsTheSameBits) {
   ASSERT_EQ(first.size(), 1u);
   ASSERT_EQ(second.size(), 1u);
   for (int j : {0, 3}) {
-    EXPECT_EQ(Bits(SumAt(first[0], j)), Bits(SumAt(second[0], j)));
+    EXPECT_EQ(FixedSumAt(first[0], j), FixedSumAt(second[0], j));
   }
-  EXPECT_EQ(Bits(SumAt(first[0], 3)), Bits(Reference({-7.5f, -15.0f, -22.5f})));
+  EXPECT_EQ(FixedSumAt(first[0], 3), Reference({-7.5f, -15.0f, -22.5f}));
 }
 
 TEST_P(ProgramTest, DataOfAnOlderEpochLeavesTheNewerBankAlone) {
@@ -411,6 +416,23 @@ TEST_P(ProgramTest, TwoEpochsInFlightStayApart) {
   EXPECT_EQ(last.size(), 1u + kServers);
   EXPECT_EQ(SumAt(SendCollect(0, 0, {{0, 0, 0}})[0], 0), 6.0f);
   EXPECT_EQ(SumAt(SendCollect(0, 1, {{0, 0, 0}})[0], 0), 600.0f);
+}
+
+// A RESULT carries the register's sum, not its float32: past 2^24 steps a
+// float would lose the last ones, and the server's check needs every step.
+TEST_P(ProgramTest, ASumPastTwoToThe24IsAnsweredExactly) {
+  const float step = std::ldexp(1.0f, -kScale);
+  for (int w = 0; w < kWorkers; ++w) {
+    SendData(w, 0, 0, {{0, 0, w == 0 ? 256.0f : w == 1 ? step : 0.0f}});  // 2^24 + 1 steps
+    SendFin(w, 0, 1);
+  }
+  const auto result = SendCollect(0, 0, {{0, 0, 0}});
+  ASSERT_EQ(result.size(), 1u);
+  EXPECT_EQ(result[0].header().flags, 0);
+  EXPECT_EQ(FixedSumAt(result[0], 0), (1 << 24) + 1);
+  const FixedPointCodec codec(kScale);
+  EXPECT_EQ(codec.ToFloatBits((1 << 24) + 1), codec.ToFloatBits((1 << 24) + 2))
+      << "its float32 cannot tell";
 }
 
 TEST_P(ProgramTest, SaturationIsFlaggedInResult) {

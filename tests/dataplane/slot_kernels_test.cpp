@@ -263,7 +263,7 @@ TEST_P(WideProgramTest, EpochsMatchReferenceSums) {
         const std::int32_t expected = sum == sums.end() ? 0 : sum->second;
         ASSERT_EQ(by_slot[static_cast<std::size_t>(j)].valid, sum != sums.end())
             << "epoch " << epoch << " array " << j << " cell " << i;
-        ASSERT_EQ(by_slot[static_cast<std::size_t>(j)].value, codec.ToFloatBits(expected))
+        ASSERT_EQ(static_cast<std::int32_t>(by_slot[static_cast<std::size_t>(j)].value), expected)
             << "epoch " << epoch << " array " << j << " cell " << i;
         ASSERT_EQ(by_slot[static_cast<std::size_t>(j)].saturated, flagged.count(key) != 0)
             << "epoch " << epoch << " array " << j << " cell " << i;

@@ -38,12 +38,15 @@
 #include "hotpath/messages/update_auth.h"
 #include "hotpath/server/hot_collector.h"
 #include "hotpath/worker/hot_sender.h"
+#include "wire/fixed_point.h"
 #include "wire/wire.h"
 
 namespace {
 
 using namespace libra;
 using namespace std::chrono_literals;
+
+constexpr int kScaleBits = 16;  // the collector's fixed point: RESULT words to float32
 
 void Check(bool ok, const char* what) {
   if (!ok) {
@@ -139,7 +142,7 @@ struct CollectorModel {
   bool collecting() const { return ready_upto && *ready_upto >= next_epoch; }
   std::vector<bool> answered;
   std::uint32_t answered_count = 0;
-  std::vector<std::uint32_t> bits;       // per value; 0 (= 0.0f) where nothing was written
+  std::vector<std::uint32_t> bits;       // per value, a RESULT's word; 0 where nothing was written
   std::vector<bool> written, saturated;  // per key
   std::uint64_t ready = 0, results = 0, duplicates = 0, not_ready = 0, malformed = 0;
   std::uint64_t ignored = 0, written_values = 0, saturated_values = 0;
@@ -190,6 +193,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::vector<float> owned_values = fuzz::FuzzValuesOf(fuzz::kFuzzServerId);
   hotpath::HotCollectorOptions collector_options;
   collector_options.job_id = fuzz::kFuzzJobId;
+  collector_options.scale_bits = kScaleBits;
   collector_options.server_id = fuzz::kFuzzServerId;
   collector_options.switch_address = fake_switch.endpoint();
   collector_options.retry = retry;
@@ -400,6 +404,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         "collector epochs_collected");
   {
     std::lock_guard lock(delivered_mutex);
+    const dataplane::FixedPointCodec codec(kScaleBits);
     Check(delivered.size() == server.delivered.size(), "collector delivered");
     for (std::size_t e = 0; e < delivered.size(); ++e) {
       const hotpath::CollectedEpoch& got = delivered[e];
@@ -408,9 +413,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             "delivered epoch");
       Check(got.keys == want.keys && got.lens == want.lens, "delivered keys");
       Check(got.saturated_keys == want.saturated_keys, "delivered saturated keys");
-      Check(got.vals.size() == want.bits.size(), "delivered value count");
+      Check(got.vals.size() == want.bits.size() && got.fixed.size() == want.bits.size(),
+            "delivered value count");
+      // A RESULT's word is the fixed-point sum; the epoch has it exactly and
+      // as the table-driven float32 at the collector's scale.
       for (std::size_t i = 0; i < want.bits.size(); ++i) {
-        Check(std::bit_cast<std::uint32_t>(got.vals[i]) == want.bits[i], "delivered values");
+        const auto fixed = static_cast<std::int32_t>(want.bits[i]);
+        Check(got.fixed[i] == fixed, "delivered fixed-point sums");
+        Check(std::bit_cast<std::uint32_t>(got.vals[i]) == codec.ToFloatBits(fixed),
+              "delivered values");
       }
     }
   }

@@ -1,4 +1,4 @@
-// The hot-path wire format (src/wire/wire.h, version 4) restated from
+// The hot-path wire format (src/wire/wire.h, version 5) restated from
 // its rules, not from wire.cpp, for the fuzz targets that decode datagrams
 // (fuzz_hot_replica, fuzz_switch_program). Each check returns nullptr when
 // the codec agrees with the rules, else what disagrees:

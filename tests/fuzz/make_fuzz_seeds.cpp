@@ -260,14 +260,13 @@ void HotReplicaSeeds() {
 }
 
 // RESULT packet `k` of the collector's plan (server 0 and its keys) for
-// epoch `epoch`, compacted to the asked slots `written` (COLLECT slot j);
-// `saturated` marks them all saturated.
+// epoch `epoch`, compacted to the asked slots `written` (COLLECT slot j),
+// each a fixed-point sum; `saturated` marks them all saturated.
 Bytes Result(std::uint32_t k, std::uint32_t epoch, const std::vector<std::uint32_t>& written,
              bool saturated = false) {
   std::vector<wire::Slot> slots;
   for (const std::uint32_t j : written) {
-    slots.push_back(
-        {true, saturated, j, std::bit_cast<std::uint32_t>(0.5f + static_cast<float>(j))});
+    slots.push_back({true, saturated, j, static_cast<std::uint32_t>((2 * j + 1) << 15)});
   }
   wire::Header h = HeaderOf(wire::MessageType::kResult, fuzz::kFuzzServerId, epoch, k,
                             saturated ? wire::kFlagSaturated : 0);

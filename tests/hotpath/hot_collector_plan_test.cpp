@@ -18,6 +18,7 @@
 #include "hotpath/server/hot_collector.h"
 #include "hotpath/small_hot_set.h"
 #include "net/udp_socket.h"
+#include "wire/fixed_point.h"
 #include "wire/wire.h"
 
 namespace libra::hotpath {
@@ -29,8 +30,18 @@ using Clock = std::chrono::steady_clock;
 constexpr std::uint32_t kJobId = 5;
 using Cell = std::pair<std::uint32_t, std::uint32_t>;  // (array, row)
 
-// The sum the scripted switch answers for a cell: distinct per cell.
-float SumOf(const Cell& cell) { return static_cast<float>(cell.first * 1000 + cell.second) + 0.5f; }
+// The fixed-point sum the scripted switch answers for a cell (at the
+// collector's scale, 2^16): distinct per cell, negative in odd arrays, some
+// past 2^24 (a float32 holds it only rounded; the epoch still gets that
+// float, and the exact sum beside it).
+constexpr int kScale = 16;
+std::int32_t FixedSumOf(const Cell& cell) {
+  const std::int32_t sum = static_cast<std::int32_t>((cell.first * 1000 + cell.second) << 15) + 1;
+  return cell.first % 2 == 1 ? -sum : sum;
+}
+float SumOf(const Cell& cell) {
+  return std::bit_cast<float>(dataplane::FixedPointCodec(kScale).ToFloatBits(FixedSumOf(cell)));
+}
 
 // What one COLLECT asked: a whole row, or cells.
 struct Asked {
@@ -66,6 +77,7 @@ std::pair<std::vector<Asked>, CollectedEpoch> CollectOnce(const std::set<hot::Ke
   options.server_id = 0;
   options.switch_address = fake_switch.local();
   options.num_workers = 1;
+  options.scale_bits = kScale;
   options.collect_by_row = true;
   options.written_keys_grace = 10s;  // the report is in before READY
   options.ready_poll = 10s;
@@ -108,7 +120,7 @@ std::pair<std::vector<Asked>, CollectedEpoch> CollectOnce(const std::set<hot::Ke
     std::vector<wire::Slot> answer;
     auto answer_cell = [&](std::uint32_t j, const Cell& cell) {
       if (written_cells.count(cell) == 0) return;
-      answer.push_back({true, false, j, std::bit_cast<std::uint32_t>(SumOf(cell))});
+      answer.push_back({true, false, j, static_cast<std::uint32_t>(FixedSumOf(cell))});
     };
     if (one.row) {
       EXPECT_EQ(request.header.slot_count, 1);
@@ -198,6 +210,7 @@ TEST(HotCollectorPlan, RowsAtLeastHalfWrittenAreReadWholeTheOtherCellsPacked) {
     EXPECT_TRUE(written.count(epoch.keys[i]) == 1);
     const hot::CellAddress cell = hot_set->CellsOf(hot_set->Find(epoch.keys[i])).front();
     EXPECT_EQ(epoch.vals[i], SumOf({cell.array, cell.index})) << "key " << epoch.keys[i];
+    EXPECT_EQ(epoch.fixed[i], FixedSumOf({cell.array, cell.index})) << "key " << epoch.keys[i];
   }
 }
 

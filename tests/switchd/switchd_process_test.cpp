@@ -243,7 +243,7 @@ TEST_P(SwitchdProcessTest, SumsMatchTheReferenceBitForBit) {
           const float x = gradients[epoch][w][j][cell];
           if (!std::isnan(x)) sum += codec.ToFixed(std::bit_cast<std::uint32_t>(x)).value;
         }
-        ASSERT_EQ(result[j].value, codec.ToFloatBits(sum))
+        ASSERT_EQ(static_cast<std::int32_t>(result[j].value), sum)
             << "epoch " << epoch << " array " << j << " cell " << cell;
         ASSERT_FALSE(result[j].saturated);
       }

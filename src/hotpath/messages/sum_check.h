@@ -25,15 +25,15 @@
 // s0 and s1 derived from the job's key by BLAKE2b: the check rests on
 // the attacker never learning a term or a coefficient, which it does not see.
 //
-// A RESULT carries float32 sums (the switch converts back). A float fixes the
-// fixed-point sum behind it only while that sum is below 2^24 in magnitude
-// (a float32 has 24 bits of mantissa): ExactFixed says when; a server takes
-// the other sums from the workers' own values (server/switch_sum_check.h).
+// A RESULT carries the switch's fixed-point sums as they are (not their
+// float32, which would fix a sum only below 2^24 in magnitude), so the check
+// sees exactly what the switch added. A saturated sum is no sum of what the
+// workers pushed: a server takes those from the workers' own values
+// (server/switch_sum_check.h).
 #pragma once
 
 #include <bit>
 #include <cstdint>
-#include <optional>
 #include <span>
 
 #include "data/feature_hash.h"
@@ -87,20 +87,6 @@ class SumCheck {
   // Throws std::invalid_argument when the lengths do not add up to `vals`.
   std::uint64_t TermOf(std::uint32_t epoch, std::span<const hot::Key> keys,
                        std::span<const int> lens, std::span<const float> vals) const;
-
-  // The fixed-point sum a float sum from the switch was converted from,
-  // when the float fixes it: the switch's conversion back gives exactly this
-  // float (so no other bits), and the sum is below 2^24 in magnitude.
-  // Inline: the server calls it for every value of every epoch.
-  std::optional<std::int32_t> ExactFixed(float sum) const {
-    const std::uint32_t bits = std::bit_cast<std::uint32_t>(sum);
-    const dataplane::FixedValue fixed = codec_.ToFixed(bits);
-    if (fixed.status != dataplane::ConversionStatus::kOk) return std::nullopt;
-    constexpr std::int32_t kExactBelow = 1 << 24;
-    if (fixed.value <= -kExactBelow || fixed.value >= kExactBelow) return std::nullopt;
-    if (codec_.ToFloatBits(fixed.value) != bits) return std::nullopt;  // not a sum the switch makes
-    return fixed.value;
-  }
 
   static std::uint64_t Add(std::uint64_t a, std::uint64_t b) {
     const std::uint64_t s = a + b;  // both below p < 2^61: no overflow

@@ -3,11 +3,11 @@
 // the servers over ZeroMQ, and FallbackAggregator sums one server's share
 // of them exactly as the switch would have. Each value goes through the
 // switch's float32 -> fixed-point table, the sums use the stateful ALU's
-// saturating add, and each sum goes back through the leading-one table
-// (wire/fixed_point.h): integer addition does not depend on
-// order, so an epoch summed here has the bits it would have had on the
-// switch, and a job that falls back ends with the model of a job that did
-// not.
+// saturating add, and each sum goes to float32 through the leading-one
+// table (wire/fixed_point.h), as the collector converts the switch's sums:
+// integer addition does not depend on order, so an epoch summed here has
+// the bits it would have had from the switch, and a job that falls back
+// ends with the model of a job that did not.
 #pragma once
 
 #include <cstdint>

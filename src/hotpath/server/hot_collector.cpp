@@ -14,6 +14,7 @@
 #include "hotpath/node/engine_loop.h"
 #include "hotpath/node/epoch_trace.h"
 #include "hotpath/node/retry_clock.h"
+#include "wire/fixed_point.h"
 
 namespace libra::hotpath {
 namespace {
@@ -72,6 +73,7 @@ struct HotCollector::Impl final : EngineHandler {
         loop(EngineLoopOptions{options.job_id, options.local, options.switch_address, options.clock,
                                options.socket, options.segmentation}),
         owned_keys(SortedOwnedKeys(*hot_set, owned)),
+        codec(options.scale_bits),
         next_epoch(options.first_epoch),
         clock(loop.clock()),
         last_poll(clock.Now()),
@@ -159,6 +161,7 @@ struct HotCollector::Impl final : EngineHandler {
   // What this server collects, fixed at construction: its keys ascending and
   // the COLLECT packets that read all their cells (the epoch is patched in).
   const std::vector<hot::Key> owned_keys;
+  const dataplane::FixedPointCodec codec;  // the job's F: a RESULT's sums to float32
   std::vector<int> lens;
   std::vector<std::uint32_t> first_value;
   std::vector<std::size_t> key_of_value;
@@ -217,7 +220,9 @@ struct HotCollector::Impl final : EngineHandler {
   Clock::time_point last_timeout;
   std::uint32_t next_to_send = 0;
   std::uint32_t answered_count = 0;
-  std::vector<float> vals;
+  // The epoch's sums as the RESULTs carry them, in fixed point (value by
+  // value, as `first_value` places them); converted to float32 in Finish.
+  std::vector<std::int32_t> fixed_sums;
   // Bit i: some cell of owned key i was written in the epoch. A bitmap of
   // words, so that Finish visits the written keys only, not every owned one.
   std::vector<std::uint64_t> key_written;
@@ -591,7 +596,7 @@ void HotCollector::Impl::HandleResult(const wire::Message& result) {
   for (std::uint32_t i = 0; i < header.slot_count; ++i) {
     const wire::Slot& slot = result.slots[i];
     const std::uint32_t position = plan->value_of_slot[std::size_t{k} * num_arrays + slot.index];
-    vals[position] = std::bit_cast<float>(slot.value);
+    fixed_sums[position] = static_cast<std::int32_t>(slot.value);
     const std::size_t key = key_of_value[position];
     key_written[key / 64] |= std::uint64_t{1} << (key % 64);
     ++counters.written_values;
@@ -642,7 +647,7 @@ void HotCollector::Impl::Start(net::SendQueue& out) {
   last_timeout = Clock::time_point{};
   next_to_send = 0;
   answered_count = 0;
-  vals.assign(num_values, 0.0f);
+  fixed_sums.assign(num_values, 0);
   key_written.assign((owned_keys.size() + 63) / 64, 0);
   key_saturated.assign(owned_keys.size(), false);
   ready_since.reset();
@@ -672,8 +677,11 @@ void HotCollector::Impl::AddWrittenKey(std::size_t i, CollectedEpoch* epoch) con
   epoch->keys.push_back(owned_keys[i]);
   epoch->entries.push_back(owned_entries[i]);
   epoch->lens.push_back(lens[i]);
-  const auto first = vals.begin() + first_value[i];
-  epoch->vals.insert(epoch->vals.end(), first, first + lens[i]);
+  const auto first = fixed_sums.begin() + first_value[i];
+  epoch->fixed.insert(epoch->fixed.end(), first, first + lens[i]);
+  for (auto sum = first; sum != first + lens[i]; ++sum) {
+    epoch->vals.push_back(std::bit_cast<float>(codec.ToFloatBits(*sum)));
+  }
   if (key_saturated[i]) epoch->saturated_keys.push_back(owned_keys[i]);
 }
 
@@ -701,7 +709,7 @@ void HotCollector::Impl::Finish(HotPathStatus status) {
         std::chrono::duration_cast<std::chrono::microseconds>(clock.Now() - collect_started)
             .count());
   }
-  vals.clear();
+  fixed_sums.clear();
   collecting = false;
   plan = &full_plan;
   ++next_epoch;

@@ -3,10 +3,11 @@
 // HotCollector owns the cells of the hot keys this server is responsible
 // for. When the switch announces READY(e) it reads those cells with COLLECT
 // packets (re-asking on timeout; reads are idempotent), assembles the
-// epoch's aggregated values (float32 sums, converted by the switch) and hands
-// them to a callback in epoch order. The server applies them and sends the
-// keys' new values back with PublishUpdate; the switch replicates them to
-// every worker. docs/hotpath.md describes the threads, timeouts and guarantees.
+// epoch's aggregated values (the switch's fixed-point sums, converted to
+// float32 here) and hands them to a callback in epoch order. The server
+// applies them and sends the keys' new values back with PublishUpdate; the
+// switch replicates them to every worker. docs/hotpath.md describes the threads, timeouts and
+// guarantees.
 #pragma once
 
 #include <chrono>
@@ -50,6 +51,9 @@ struct HotCollectorOptions {
   std::shared_ptr<net::UdpSocket> socket;
   bool segmentation = true;       // EngineLoopOptions::segmentation
   std::uint32_t num_workers = 1;  // N: each sum covers this many pushes
+  // The job's fixed point F (SwitchJob::scale_bits): a RESULT carries the
+  // switch's fixed-point sums, which the collector converts to float32.
+  int scale_bits = 16;
   std::uint32_t first_epoch = 0;  // the first epoch to collect
   // UPDATE packets sent and not yet ACKed by the switch at once, at most:
   // the collector takes fewer when a worker's socket could not queue that
@@ -116,6 +120,10 @@ struct CollectedEpoch {
   // Collected from the switch (HotCollector), not summed by the server from
   // the workers' values: only such sums need the check (switch_sum_check.h).
   bool from_switch = false;
+  // From the switch: each of `vals` as the switch summed it, in fixed point
+  // (`vals` holds its float32). The check needs the exact sum, which a
+  // float32 no longer holds once it passes 2^24. Empty otherwise.
+  std::vector<std::int32_t> fixed;
 };
 
 // The UPDATE window a collector uses: `requested`, or fewer, so that a

@@ -148,6 +148,7 @@ class ServerPathImpl final : public ps::ServerHotPath {
     options.socket = HotPathNode::Get()->ReservedSocket(local_);
     options.segmentation = Config().udp_segmentation;
     options.num_workers = install_.num_workers;
+    options.scale_bits = install_.scale_bits;
     options.first_epoch = first_epoch;
     options.collect_by_row = true;
     options.written_keys_grace = kWrittenKeysGrace;

@@ -38,17 +38,6 @@ bool SwitchSumCheck::HasAllTerms(std::uint32_t epoch) const {
 
 std::vector<hot::Key> SwitchSumCheck::KeysToSumFromValues(const CollectedEpoch& epoch) const {
   std::vector<hot::Key> keys(epoch.saturated_keys.begin(), epoch.saturated_keys.end());
-  std::size_t offset = 0;
-  for (std::size_t i = 0; i < epoch.keys.size(); ++i) {
-    const std::size_t len = static_cast<std::size_t>(epoch.lens[i]);
-    for (std::size_t v = offset; v < offset + len; ++v) {
-      if (!check_.ExactFixed(epoch.vals[v])) {
-        keys.push_back(epoch.keys[i]);
-        break;
-      }
-    }
-    offset += len;
-  }
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   return keys;
@@ -58,6 +47,7 @@ bool SwitchSumCheck::Check(CollectedEpoch* epoch, std::span<const hot::Key> from
                            const std::vector<FallbackPush>& answers) const {
   const auto terms = terms_.find(epoch->epoch);
   if (terms == terms_.end() || !HasAllTerms(epoch->epoch)) return false;
+  if (epoch->fixed.size() != epoch->vals.size()) return false;
   std::uint64_t expected = 0;
   for (const std::optional<std::uint64_t>& term : terms->second) {
     expected = SumCheck::Add(expected, *term);
@@ -96,17 +86,15 @@ bool SwitchSumCheck::Check(CollectedEpoch* epoch, std::span<const hot::Key> from
     std::size_t offset = 0;
     for (std::size_t i = 0; i < epoch->keys.size(); ++i) {
       const std::size_t len = static_cast<std::size_t>(epoch->lens[i]);
-      if (!AddSwitchTerms(coefficients, epoch->keys[i],
-                          std::span<const float>(epoch->vals).subspan(offset, len), &found)) {
-        return false;
-      }
+      AddSwitchTerms(coefficients, epoch->keys[i],
+                     std::span<const std::int32_t>(epoch->fixed).subspan(offset, len), &found);
       offset += len;
     }
     return found == expected;
   }
 
   // Put the summed keys in place of the switch's, and add the terms of the
-  // sums the switch's floats fix.
+  // switch's other sums.
   CollectedEpoch out;
   out.epoch = epoch->epoch;
   out.status = epoch->status;
@@ -130,10 +118,8 @@ bool SwitchSumCheck::Check(CollectedEpoch* epoch, std::span<const hot::Key> from
         ++next_summed;
       }  // else no worker pushed it: it leaves the epoch
     } else {
-      if (!AddSwitchTerms(coefficients, key,
-                          std::span<const float>(epoch->vals).subspan(offset, len), &found)) {
-        return false;
-      }
+      AddSwitchTerms(coefficients, key,
+                     std::span<const std::int32_t>(epoch->fixed).subspan(offset, len), &found);
       out.keys.push_back(key);
       out.lens.push_back(epoch->lens[i]);
       out.vals.insert(out.vals.end(), epoch->vals.begin() + offset,
@@ -147,15 +133,11 @@ bool SwitchSumCheck::Check(CollectedEpoch* epoch, std::span<const hot::Key> from
   return found == expected;
 }
 
-bool SwitchSumCheck::AddSwitchTerms(const SumCheck::Epoch& coefficients, hot::Key key,
-                                    std::span<const float> sums, std::uint64_t* found) const {
+void SwitchSumCheck::AddSwitchTerms(const SumCheck::Epoch& coefficients, hot::Key key,
+                                    std::span<const std::int32_t> sums, std::uint64_t* found) {
   for (std::size_t j = 0; j < sums.size(); ++j) {
-    // KeysToSumFromValues left only keys whose floats fix their sums.
-    const std::optional<std::int32_t> fixed = check_.ExactFixed(sums[j]);
-    if (!fixed) return false;
-    *found = SumCheck::Add(*found, coefficients.Term(key, static_cast<std::uint32_t>(j), *fixed));
+    *found = SumCheck::Add(*found, coefficients.Term(key, static_cast<std::uint32_t>(j), sums[j]));
   }
-  return true;
 }
 
 void SwitchSumCheck::Forget(std::uint32_t epoch) {

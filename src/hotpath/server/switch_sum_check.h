@@ -1,12 +1,11 @@
 // A server's check of an epoch's sums from the switch before it applies them
 // (the check itself: messages/sum_check.h). Each worker's WRITTEN_KEYS of the
-// epoch brings its term (AddTerm). The sums the switch's floats fix are
-// checked as they are; the others (saturated ones, and those of 2^24 and more
-// in magnitude, which a float32 no longer holds exactly) are summed again
-// from the workers' own values, with the switch's arithmetic, and those sums
-// replace the switch's. If the whole epoch then disagrees with the terms,
-// something on the data path changed a sum (a forged DATA or RESULT), and
-// the server sums the whole epoch from the workers' values instead.
+// epoch brings its term (AddTerm). The switch's fixed-point sums are checked
+// as they are, but for the saturated ones, which are summed again from the
+// workers' own values, with the switch's arithmetic, and replace the
+// switch's. If the whole epoch then disagrees with the terms, something on
+// the data path changed a sum (a forged DATA or RESULT), and the server sums
+// the whole epoch from the workers' values instead.
 //
 // Not thread-safe: the server path calls it under its lock.
 #pragma once
@@ -43,18 +42,18 @@ class SwitchSumCheck {
   // Whether every worker's term of `epoch` is in (Check needs them all).
   bool HasAllTerms(std::uint32_t epoch) const;
 
-  // The keys of `epoch` (as collected) whose floats do not fix their sums:
-  // the saturated ones, and those with a value that SumCheck::ExactFixed
-  // refuses. Ascending.
+  // The keys of `epoch` (as collected) whose sums the switch could not keep:
+  // the saturated ones. Ascending.
   std::vector<hot::Key> KeysToSumFromValues(const CollectedEpoch& epoch) const;
 
   // Sums the keys `from_values` (KeysToSumFromValues) from every worker's
   // `answers` (their values of exactly those keys, EveryWorkerAnswered) with
   // the switch's arithmetic, puts those sums in `epoch` in place of the
   // switch's (a key no worker pushed leaves; one that saturates stays in
-  // `saturated_keys`), and checks the whole epoch against the terms. Returns
-  // false (leaving `epoch` partly replaced) when it does not agree, or when
-  // a term is missing or an answer does not fit.
+  // `saturated_keys`; the epoch's `fixed` is then dropped), and checks the
+  // whole epoch against the terms. Returns false (leaving `epoch` partly
+  // replaced) when it does not agree, when a term is missing, when an answer
+  // does not fit, or when `epoch` has no fixed-point sum for each value.
   bool Check(CollectedEpoch* epoch, std::span<const hot::Key> from_values,
              const std::vector<FallbackPush>& answers) const;
 
@@ -62,10 +61,9 @@ class SwitchSumCheck {
   void Forget(std::uint32_t epoch);
 
  private:
-  // Adds to `*found` the terms of one key's sums from the switch; false when
-  // a float does not fix its sum (it should have been summed from values).
-  bool AddSwitchTerms(const SumCheck::Epoch& coefficients, hot::Key key,
-                      std::span<const float> sums, std::uint64_t* found) const;
+  // Adds to `*found` the terms of one key's fixed-point sums from the switch.
+  static void AddSwitchTerms(const SumCheck::Epoch& coefficients, hot::Key key,
+                             std::span<const std::int32_t> sums, std::uint64_t* found);
 
   std::shared_ptr<const hot::HotSet> hot_set_;
   const std::uint32_t num_workers_;
