@@ -17,7 +17,7 @@ import re
 import statistics
 import sys
 
-LINE = re.compile(r"\[(worker|server) \d+\] TRACE (\w+) (\d+) (\d+) (\d+)")
+LINE = re.compile(r"\[(worker|server) ?\d+\] TRACE (\w+) (\d+) (\d+) (\d+)")
 
 
 def read(lines):
