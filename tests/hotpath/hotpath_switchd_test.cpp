@@ -89,10 +89,10 @@ Push MakePush(const hot::HotSet& set, std::mt19937_64& rng, bool sparse = false)
   return push;
 }
 
-// The switch's sum of one epoch, key -> float bits per value, for the keys
-// some worker pushed (the only ones the switch returns).
-std::map<Key, std::vector<std::uint32_t>> ReferenceSums(const hot::HotSet& set,
-                                                        const std::vector<Push>& pushes) {
+// The switch's sum of one epoch, key -> fixed-point sum per value, for the
+// keys some worker pushed (the only ones the switch returns).
+std::map<Key, std::vector<std::int32_t>> ReferenceSums(const hot::HotSet& set,
+                                                       const std::vector<Push>& pushes) {
   const dataplane::FixedPointCodec codec(kScale);
   std::map<Key, std::vector<std::int32_t>> fixed;
   for (const Push& push : pushes) {
@@ -106,11 +106,7 @@ std::map<Key, std::vector<std::uint32_t>> ReferenceSums(const hot::HotSet& set,
       }
     }
   }
-  std::map<Key, std::vector<std::uint32_t>> bits;
-  for (const auto& [key, sums] : fixed) {
-    for (const std::int32_t sum : sums) bits[key].push_back(codec.ToFloatBits(sum));
-  }
-  return bits;
+  return fixed;
 }
 
 // CollectedEpochs from the collectors' I/O threads, for the test thread.
@@ -188,6 +184,7 @@ struct Cluster {
       options.server_id = static_cast<std::uint16_t>(s);
       options.switch_address = sw.data;
       options.num_workers = static_cast<std::uint32_t>(workers);
+      options.scale_bits = kScale;
       options.retry = retry;
       options.collect_by_row = by_row;
       // Long enough that a missing report shows as every cell read.
@@ -207,13 +204,15 @@ struct Cluster {
   }
 
   // Collects epoch `epoch` on every server, checks the sums of the pushed
-  // keys against the reference bit for bit, and against what the server
+  // keys against the reference bit for bit (the fixed-point sums the
+  // RESULTs carried, and their float32), and against what the server
   // would have summed itself with the switch down (FallbackAggregator: the
   // same keys, lengths, bits and flags), applies SGD and publishes the
   // new values: the changed ones, or every owned one in a server's first
   // epoch (as the PS runtime does).
   void CollectCheckPublish(std::uint32_t epoch, const std::vector<Push>& pushes) {
     const auto reference = ReferenceSums(*hot_set, pushes);
+    const dataplane::FixedPointCodec codec(kScale);
     for (std::size_t s = 0; s < collectors.size(); ++s) {
       std::optional<CollectedEpoch> collected = inboxes[s].Take(10s);
       ASSERT_TRUE(collected.has_value()) << "server " << s << " epoch " << epoch;
@@ -233,7 +232,10 @@ struct Cluster {
         const auto& expected = reference.at(key);
         ASSERT_EQ(collected->lens[i], static_cast<int>(expected.size()));
         for (std::size_t v = 0; v < expected.size(); ++v, ++position) {
-          ASSERT_EQ(std::bit_cast<std::uint32_t>(collected->vals[position]), expected[v])
+          ASSERT_EQ(collected->fixed[position], expected[v])
+              << "epoch " << epoch << " key " << key << " value " << v;
+          ASSERT_EQ(std::bit_cast<std::uint32_t>(collected->vals[position]),
+                    codec.ToFloatBits(expected[v]))
               << "epoch " << epoch << " key " << key << " value " << v;
           params[key][v] -= 0.5f * collected->vals[position];
         }
