@@ -10,8 +10,10 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <random>
 
 #include "hot/cost_model.h"
@@ -21,6 +23,7 @@
 #include "hotpath/messages/hot_packets.h"
 #include "hotpath/messages/sum_check.h"
 #include "hotpath/messages/update_auth.h"
+#include "hotpath/server/switch_sum_check.h"
 #include "hotpath/worker/hot_replica.h"
 #include "hotpath/worker/hot_split.h"
 #include "hotpath/worker/key_sampler.h"
@@ -81,6 +84,38 @@ void BM_SumCheckTerm(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(vals.size()));
 }
 BENCHMARK(BM_SumCheckTerm)->Arg(3000)->Arg(30000);
+
+// A server's check of one collected epoch (switch_sum_check.h) before it
+// applies it: which keys need the workers' values (the saturated ones:
+// none here), then the terms of the switch's fixed-point sums against the
+// workers'. The epoch of the same push as BM_SumCheckTerm, one worker.
+void BM_ServerChecksSums(benchmark::State& state) {
+  const auto set =
+      std::make_shared<const hot::HotSet>(MakeHotSet(static_cast<std::uint32_t>(state.range(0))));
+  const SumCheck check(UpdateKey{}, 16);
+  const dataplane::FixedPointCodec codec(16);
+  std::mt19937_64 rng(1);
+  constexpr std::uint32_t kEpoch = 7;
+  CollectedEpoch epoch;
+  epoch.epoch = kEpoch;
+  epoch.from_switch = true;
+  for (const hot::HotKey& key : set->keys()) {
+    if (rng() % 3 == 0) continue;
+    const std::int32_t fixed = check.AddedValue(0.001f * static_cast<float>(rng() % 1000));
+    epoch.keys.push_back(key.key);
+    epoch.lens.push_back(1);
+    epoch.fixed.push_back(fixed);
+    epoch.vals.push_back(std::bit_cast<float>(codec.ToFloatBits(fixed)));
+  }
+  SwitchSumCheck checker(set, 1, UpdateKey{}, 16);
+  checker.AddTerm(kEpoch, 0, check.TermOf(kEpoch, epoch.keys, epoch.lens, epoch.vals));
+  for (auto _ : state) {
+    const std::vector<hot::Key> from_values = checker.KeysToSumFromValues(epoch);
+    if (!checker.Check(&epoch, from_values, {})) state.SkipWithError("the check disagreed");
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(epoch.vals.size()));
+}
+BENCHMARK(BM_ServerChecksSums)->Arg(3000)->Arg(30000);
 
 // A worker's split of one push into its hot and cold keys (hot_split.h):
 // a push of 8,000 keys (an LR batch of 200 rows) of which a share is hot,
