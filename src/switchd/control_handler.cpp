@@ -3,6 +3,8 @@
 #include <exception>
 #include <string>
 
+#include "wire/wire_format.h"
+
 namespace libra::switchd {
 namespace {
 
@@ -54,7 +56,10 @@ json InstallJob(const json& request, dataplane::SwitchBackend& program) {
     reply["fit"] = FitToJson(result.fit);
     return reply;
   }
-  return json{{"ok", true}, {"job_id", job->job_id}, {"fit", FitToJson(result.fit)}};
+  return json{{"ok", true},
+              {"job_id", job->job_id},
+              {"wire_version", LIBRA_WIRE_VERSION},
+              {"fit", FitToJson(result.fit)}};
 }
 
 json RemoveJob(const json& request, dataplane::SwitchBackend& program) {
@@ -121,7 +126,9 @@ json HandleControlRequest(const json& request, dataplane::SwitchBackend& program
   }
   if (op == "probe") {
     const SwitchJob* job = program.job();
-    return json{{"ok", true}, {"job_id", job ? json(job->job_id) : json(nullptr)}};
+    return json{{"ok", true},
+                {"job_id", job ? json(job->job_id) : json(nullptr)},
+                {"wire_version", LIBRA_WIRE_VERSION}};
   }
   return Refuse("unknown op '" + op + "'");
 }

@@ -3,6 +3,8 @@
 #include <charconv>
 #include <limits>
 
+#include "wire/wire_format.h"
+
 namespace libra {
 namespace {
 
@@ -84,6 +86,7 @@ nlohmann::json ToJson(const SwitchJob& job) {
   json["cells_per_array"] = job.cells_per_array;
   json["scale_bits"] = job.scale_bits;
   json["slots_per_packet"] = job.slots_per_packet;
+  json["wire_version"] = LIBRA_WIRE_VERSION;
   return json;
 }
 
@@ -108,6 +111,15 @@ std::optional<SwitchJob> SwitchJobFromJson(const nlohmann::json& json, std::stri
   if (!IntField(json, "cells_per_array", &job.cells_per_array, error)) return std::nullopt;
   if (!IntField(json, "scale_bits", &job.scale_bits, error)) return std::nullopt;
   if (!IntField(json, "slots_per_packet", &job.slots_per_packet, error)) return std::nullopt;
+  int wire_version = 0;
+  if (!IntField(json, "wire_version", &wire_version, error)) return std::nullopt;
+  if (wire_version != LIBRA_WIRE_VERSION) {
+    *error = "job field 'wire_version': the job's hosts speak hot-path wire version " +
+             std::to_string(wire_version) + ", this switch version " +
+             std::to_string(LIBRA_WIRE_VERSION) +
+             "; run the switch and the job from the same release";
+    return std::nullopt;
+  }
   return job;
 }
 

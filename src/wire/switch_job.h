@@ -34,9 +34,13 @@ struct SwitchJob {
   int slots_per_packet = 32;
 };
 
+// The job's JSON carries `wire_version`, the hot-path wire version of the
+// hosts that send it (LIBRA_WIRE_VERSION, wire_format.h): a switch of
+// another version would drop every packet of the job as malformed, so it
+// refuses the job instead, and says which versions met.
 nlohmann::json ToJson(const SwitchJob& job);
-// Reads a job; on a missing or malformed field returns nullopt and names the
-// field in *error.
+// Reads a job; on a missing or malformed field, or a wire version other
+// than this build's, returns nullopt and names the field in *error.
 std::optional<SwitchJob> SwitchJobFromJson(const nlohmann::json& json, std::string* error);
 
 }  // namespace libra

@@ -3,6 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <string>
+
+#include "wire/wire_format.h"
+
 namespace libra::switchd {
 namespace {
 
@@ -127,6 +131,28 @@ TEST_F(ControlHandlerTest, BadRequestsNameWhatIsWrong) {
   const json too_big = Handle({{"op", "install_job"}, {"job", job}});
   EXPECT_FALSE(too_big["ok"].get<bool>());
   EXPECT_THAT(too_big["error"].get<std::string>(), ::testing::HasSubstr("register bits"));
+}
+
+// A switch of another wire version would drop every packet of the job as
+// malformed: it refuses the job and names both versions, and says its own
+// in every answer that takes a job or probes.
+TEST_F(ControlHandlerTest, AJobOfAnotherWireVersionIsRefused) {
+  json job = JobJson("t");
+  job["wire_version"] = LIBRA_WIRE_VERSION - 1;
+  const json older = Handle({{"op", "install_job"}, {"job", job}});
+  EXPECT_FALSE(older["ok"].get<bool>());
+  EXPECT_THAT(older["error"].get<std::string>(),
+              ::testing::HasSubstr("wire version " + std::to_string(LIBRA_WIRE_VERSION - 1) +
+                                   ", this switch version " + std::to_string(LIBRA_WIRE_VERSION)));
+  job.erase("wire_version");
+  EXPECT_THAT(Handle({{"op", "install_job"}, {"job", job}})["error"].get<std::string>(),
+              ::testing::HasSubstr("wire_version"));
+  EXPECT_EQ(program_.job(), nullptr);
+
+  const json taken = Handle({{"op", "install_job"}, {"job", JobJson("t")}});
+  ASSERT_TRUE(taken["ok"].get<bool>()) << taken.dump();
+  EXPECT_EQ(taken["wire_version"], LIBRA_WIRE_VERSION);
+  EXPECT_EQ(Handle({{"op", "probe"}})["wire_version"], LIBRA_WIRE_VERSION);
 }
 
 TEST_F(ControlHandlerTest, CountersListEveryDropReason) {

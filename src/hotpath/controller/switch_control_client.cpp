@@ -3,6 +3,8 @@
 #include <optional>
 #include <zmq.hpp>
 
+#include "wire/wire_format.h"
+
 namespace libra::hotpath {
 
 struct SwitchControlClient::Impl {
@@ -58,7 +60,19 @@ nlohmann::json SwitchControlClient::Request(const nlohmann::json& request) {
 }
 
 nlohmann::json SwitchControlClient::InstallJob(const SwitchJob& job) {
-  return Request({{"op", "install_job"}, {"job", ToJson(job)}})["fit"];
+  nlohmann::json reply = Request({{"op", "install_job"}, {"job", ToJson(job)}});
+  // A switch of this wire version refuses a job of another; one that names
+  // no version is older than the check, and took the job without reading
+  // its version: it would drop every packet of it.
+  const nlohmann::json version = reply.value("wire_version", nlohmann::json());
+  if (!version.is_number_integer() || version.get<std::int64_t>() != LIBRA_WIRE_VERSION) {
+    throw SwitchControlError(
+        "switch at " + impl_->endpoint + " speaks hot-path wire version " +
+        (version.is_number_integer() ? version.dump() : std::string("4 or older")) +
+        ", this job version " + std::to_string(LIBRA_WIRE_VERSION) +
+        "; run the switch and the job from the same release");
+  }
+  return reply["fit"];
 }
 
 void SwitchControlClient::RemoveJob(std::uint32_t job_id, const std::string& token) {

@@ -28,7 +28,9 @@ class SwitchControlClient {
   SwitchControlClient(const SwitchControlClient&) = delete;
   SwitchControlClient& operator=(const SwitchControlClient&) = delete;
 
-  // Returns the switch's fit report ("register_bits_used", "register_share", ...).
+  // Returns the switch's fit report ("register_bits_used", "register_share", ...);
+  // throws SwitchControlError when the switch refuses the job, or answers
+  // from another hot-path wire version (LIBRA_WIRE_VERSION) or none.
   nlohmann::json InstallJob(const SwitchJob& job);
   void RemoveJob(std::uint32_t job_id, const std::string& token);
   nlohmann::json Counters();
