@@ -6,8 +6,8 @@
 // epoch's aggregated values (the switch's fixed-point sums, converted to
 // float32 here) and hands them to a callback in epoch order. The server
 // applies them and sends the keys' new values back with PublishUpdate; the
-// switch replicates them to every worker. docs/hotpath.md describes the threads, timeouts and
-// guarantees.
+// switch replicates them to every worker. docs/hotpath.md describes the
+// threads, timeouts and guarantees.
 #pragma once
 
 #include <chrono>
