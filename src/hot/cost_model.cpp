@@ -288,22 +288,58 @@ CostPrediction PredictWholeSet(const CostInput& input) {
   return PredictCost(input, ordered, ordered.size());
 }
 
+namespace {
+
+// The least that moving values from the servers to the hot path can leave
+// of an epoch's busiest term, whichever keys move. Of the V values pushed an
+// epoch, a set takes some a off the servers: the servers still step V - a
+// (PlainTraffic::ServerCpu, part of the link term), and the a hot values
+// cross the switch in at least a / (P x packing) DATA packets (a key is in
+// a worker's push once, so each worker's DATA carry its own pushes of it),
+// each received and ACKed by the switch and sent and ACKed by its worker
+// (part of the CPU term; the COLLECTs, RESULTs and UPDATEs only add to it).
+// The busiest term is at least the larger of the two, k2 (V - a) and k1 a,
+// which is least where they meet: k1 k2 V / (k1 + k2).
+double LeastBusiestTerm(const CostInput& input) {
+  const CostConstants& c = input.constants;
+  double values = input.other_values_per_epoch;
+  for (const KeySample& k : input.keys) values += k.pushes_per_epoch * k.value_len;
+  const double per_value_packets =
+      2.0 / (std::max<uint32_t>(1, input.slots_per_packet) * c.packing_utilisation);
+  // Per hot value: the switch's packets, one worker's share of its own
+  // (spread over the workers), and, on shared cores, both together.
+  double k1 =
+      per_value_packets *
+      std::max(c.switch_packet_s, c.host_packet_s / std::max<uint32_t>(1, input.num_workers));
+  if (input.shared_cores > 0) {
+    k1 = std::max(k1,
+                  per_value_packets * (c.host_packet_s + c.switch_packet_s) / input.shared_cores);
+  }
+  const double k2 = 2 * c.plain_value_s / std::max<uint32_t>(1, input.num_servers);
+  if (k1 + k2 <= 0) return 0;
+  return k1 * k2 * std::max(0.0, values) / (k1 + k2);
+}
+
+}  // namespace
+
 std::optional<CostChoice> NoSetCanPay(const CostInput& input) {
   CostChoice choice;
   choice.chosen = PredictCost(input, input.keys, 0);
   const CostPrediction& plain = choice.chosen;
-  const double floor = plain.unmodelled_seconds + EpochLatency(input);
+  const double balance = LeastBusiestTerm(input);
+  const double floor = plain.unmodelled_seconds + EpochLatency(input) + balance;
   if (plain.plain_seconds - floor > input.constants.min_saving * plain.plain_seconds) {
     return std::nullopt;
   }
   choice.candidates = {plain};
-  char line[256];
+  char line[320];
   std::snprintf(line, sizeof line,
                 "the cost model predicts no hot set pays: any set's epoch is at least %.2f ms "
-                "(the hot path's fixed latency %.2f ms, and %.2f ms of the plain epoch the model "
-                "does not see) against %.2f ms on the plain PS",
+                "(the hot path's fixed latency %.2f ms, %.2f ms of the plain epoch the model "
+                "does not see, and at least %.2f ms of servers' steps and hot packets) against "
+                "%.2f ms on the plain PS",
                 floor * 1e3, EpochLatency(input) * 1e3, plain.unmodelled_seconds * 1e3,
-                plain.plain_seconds * 1e3);
+                balance * 1e3, plain.plain_seconds * 1e3);
   choice.why = line;
   return choice;
 }

@@ -154,13 +154,17 @@ nlohmann::json PredictionJson(const CostPrediction& p);
 CostChoice ChooseByCost(const CostInput& input);
 
 // The choice of no set when the hot path's floor already rules out every
-// set, else nothing. Every set's epoch holds the hot path's fixed latency
-// and what the measured plain epoch holds beyond the model's (both paths pay
-// it); neither depends on which keys the set takes, only on the job and on
-// all pushes together, so `input` may carry every push in `other_*` and no
-// key. When that floor leaves less than `min_saving` of the plain epoch,
-// ChooseByCost would choose no set: the controller asks this before ranking
-// the sampled keys, which every worker may be waiting for.
+// set, else nothing. Every set's epoch holds the hot path's fixed latency,
+// what the measured plain epoch holds beyond the model's (both paths pay
+// it), and a busiest term no smaller than where the servers' steps of the
+// values left to them and the hot packets of the values taken off them
+// balance; none of them depends on which keys the set takes, only on the
+// job and on all pushes together, so `input` may carry every push in
+// `other_*` and no key. (It takes a key to be in a worker's push at most
+// once, as PS-lite's pushes are.) When that floor leaves less than
+// `min_saving` of the plain epoch, ChooseByCost would choose no set: the
+// controller asks this before ranking the sampled keys, which every worker
+// may be waiting for.
 std::optional<CostChoice> NoSetCanPay(const CostInput& input);
 
 }  // namespace libra::hot
