@@ -1,7 +1,8 @@
 // What a worker spends on the CPU per hot push (checking and packing the
 // values into DATA packets, and the term of the check of the switch's sums)
 // and per REPLICA packet (its MAC checked, its values applied), and a
-// server per UPDATE it signs, on a Tofino-1 sized
+// server per epoch it publishes (its UPDATE packed by row) and per UPDATE it
+// signs, on a Tofino-1 sized
 // layout: 32 arrays, heat placement, a push that carries 2/3 of the hot keys.
 // And the choice of a hot set: a worker's sampling phase (counting its
 // pushes' keys, taking and encoding them for its JOIN), and the
@@ -64,6 +65,41 @@ void BM_PackPush(benchmark::State& state) {
       static_cast<double>(vals.size()) / static_cast<double>(packets * kArrays);
 }
 BENCHMARK(BM_PackPush)->Arg(3000)->Arg(30000);
+
+// A server's UPDATE of one epoch, packed by row (PackUpdate): `range(1)`
+// percent of a 30,000-key set on the Tofino-1 layout (12,288 cells an
+// array) changed, in key order as the server applies them. LR with two
+// workers and batches of 200 writes about a tenth of its 30,000 keys an
+// epoch.
+void BM_PackUpdate(benchmark::State& state) {
+  std::vector<hot::HotKey> all;
+  const auto num_keys = static_cast<std::uint32_t>(state.range(0));
+  for (std::uint32_t k = 0; k < num_keys; ++k) all.push_back({k * 13 + 1, 1, num_keys - k});
+  const hot::HotSet set =
+      hot::PlaceHotSet(all, hot::SwitchLayout{kArrays, 12288, 2}, hot::HeatPlacement());
+  std::mt19937_64 rng(3);
+  std::vector<hot::Key> keys;
+  std::vector<float> vals;
+  for (const hot::HotKey& key : all) {  // ascending keys
+    if (static_cast<std::int64_t>(rng() % 100) >= state.range(1)) continue;
+    keys.push_back(key.key);
+    vals.push_back(0.001f * static_cast<float>(rng() % 1000));
+  }
+  std::vector<hot::HotSet::Entry> entries;
+  const auto first_value = CheckHotValues(set, keys, vals, {}, &entries);
+  wire::Header header;
+  header.type = wire::MessageType::kUpdate;
+  std::size_t packets = 0;
+  for (auto _ : state) {
+    const std::vector<EncodedPacket> packed =
+        PackUpdate(set, header, keys, first_value, vals, entries);
+    packets = packed.size();
+    benchmark::DoNotOptimize(packed.data());
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(vals.size()));
+  state.counters["packets"] = static_cast<double>(packets);
+}
+BENCHMARK(BM_PackUpdate)->Args({30000, 10})->Args({30000, 67});
 
 // A worker's term of the sum check (sum_check.h) for the same push as
 // BM_PackPush: what WRITTEN_KEYS adds to a push, to compare with packing it.
