@@ -2,8 +2,8 @@
 // values into DATA packets, and the term of the check of the switch's sums)
 // and per REPLICA packet (its MAC checked, its values applied), and a
 // server per epoch it publishes (its UPDATE packed by row) and per UPDATE it
-// signs, on a Tofino-1 sized
-// layout: 32 arrays, heat placement, a push that carries 2/3 of the hot keys.
+// signs, on a Tofino-1 sized layout: 32 arrays, heat placement, a push that
+// carries 2/3 of the hot keys.
 // And the choice of a hot set: a worker's sampling phase (counting its
 // pushes' keys, taking and encoding them for its JOIN), and the
 // controller's part, which every worker may wait for at the first hot
