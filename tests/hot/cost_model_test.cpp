@@ -304,6 +304,39 @@ TEST(CostModel, TheFloorRulesOutASetOnlyWhereTheModelChoosesNone) {
   EXPECT_GT(by_balance, 0);
 }
 
+// The floor's third term, worked by hand: 40,000 values an epoch, two
+// workers and one server on two shared cores. A hot value costs at least
+// 2 / (32 x 0.7) packets of (4 + 1.5) us over 2 cores (k1 = 245.5 ns), a
+// value left to the server 2 x 40 ns (k2 = 80 ns); whichever keys move,
+// the busier is at least k1 k2 / (k1 + k2) x 40,000 = 2.41 ms. With 1 ms
+// of latency stretched to 2 by the processes per core, a 5 ms plain epoch
+// that the model predicts at 3.84 ms (3.2 ms of the server's steps, 0.64 of
+// its link) has no room left; the latency and the unmodelled 1.16 ms alone
+// would leave it 1.84 ms.
+TEST(CostModel, TheFloorCountsWhereTheServersStepsAndTheHotPacketsBalance) {
+  CostInput input;
+  input.num_workers = 2;
+  input.num_servers = 1;
+  input.shared_cores = 2;
+  input.capacity_values = 393216;
+  input.link_bytes_per_s = 10000 * kMbit;
+  input.other_pushes_per_epoch = 40000;
+  input.other_values_per_epoch = 40000;
+  input.measured_plain_epoch_s = 5e-3;
+  const std::optional<CostChoice> none = NoSetCanPay(input);
+  ASSERT_TRUE(none.has_value());
+  EXPECT_NE(none->why.find("at least 2.41 ms of servers' steps and hot packets"), std::string::npos)
+      << none->why;
+  EXPECT_NE(none->why.find("fixed latency 2.00 ms"), std::string::npos) << none->why;
+  EXPECT_NE(none->why.find("1.16 ms of the plain epoch the model does not see"), std::string::npos)
+      << none->why;
+  // The same pushes on 100 Mbit/s links: the plain epoch is its server's
+  // link (64 ms), and the same floor leaves a set room.
+  input.link_bytes_per_s = 100 * kMbit;
+  input.measured_plain_epoch_s = 0;
+  EXPECT_FALSE(NoSetCanPay(input).has_value());
+}
+
 // A forced set is priced whole, whatever order its keys come in, and the
 // prediction names the terms its epoch is made of, so that a run can be
 // checked term by term.
