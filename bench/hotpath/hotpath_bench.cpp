@@ -66,6 +66,34 @@ void BM_PackPush(benchmark::State& state) {
 }
 BENCHMARK(BM_PackPush)->Arg(3000)->Arg(30000);
 
+// A worker's sender queueing one push by row (RowOrderQueuer, as every hot
+// push is queued before it is packed): `range(1)` percent of a 30,000-key
+// set on the Tofino-1 layout (12,288 cells an array), in key order.
+void BM_QueuePushByRow(benchmark::State& state) {
+  std::vector<hot::HotKey> all;
+  const auto num_keys = static_cast<std::uint32_t>(state.range(0));
+  for (std::uint32_t k = 0; k < num_keys; ++k) all.push_back({k * 13 + 1, 1, num_keys - k});
+  const auto set = std::make_shared<const hot::HotSet>(
+      hot::PlaceHotSet(all, hot::SwitchLayout{kArrays, 12288, 2}, hot::HeatPlacement()));
+  std::mt19937_64 rng(5);
+  std::vector<hot::Key> keys;
+  std::vector<float> vals;
+  for (const hot::HotKey& key : all) {
+    if (static_cast<std::int64_t>(rng() % 100) >= state.range(1)) continue;
+    keys.push_back(key.key);
+    vals.push_back(1.0f);
+  }
+  std::vector<hot::HotSet::Entry> entries;
+  const auto first_value = CheckHotValues(*set, keys, vals, {}, &entries);
+  RowOrderQueuer queuer(set);
+  for (auto _ : state) {
+    const CellQueues& queued = queuer.Queue(keys, entries, first_value);
+    benchmark::DoNotOptimize(queued.data());
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(vals.size()));
+}
+BENCHMARK(BM_QueuePushByRow)->Args({30000, 10})->Args({30000, 67});
+
 // A server's UPDATE of one epoch, packed by row (PackUpdate): `range(1)`
 // percent of a 30,000-key set on the Tofino-1 layout (12,288 cells an
 // array) changed, in key order as the server applies them. LR with two
