@@ -34,10 +34,34 @@ namespace {
 
 constexpr std::uint32_t kArrays = 32;
 
-hot::HotSet MakeHotSet(std::uint32_t num_keys) {
+hot::HotSet MakeHotSet(std::uint32_t num_keys, std::uint32_t cells_per_array = 4096) {
   std::vector<hot::HotKey> keys;
   for (std::uint32_t k = 0; k < num_keys; ++k) keys.push_back({k * 13 + 1, 1, num_keys - k});
-  return hot::PlaceHotSet(keys, hot::SwitchLayout{kArrays, 4096, 2}, hot::HeatPlacement());
+  return hot::PlaceHotSet(keys, hot::SwitchLayout{kArrays, cells_per_array, 2},
+                          hot::HeatPlacement());
+}
+
+// `percent` percent of the keys of a `num_keys` set on the Tofino-1 layout
+// (12,288 cells an array), in key order, one value each, checked as a push
+// or an update is.
+struct HotSubset {
+  std::shared_ptr<const hot::HotSet> set;
+  std::vector<hot::Key> keys;
+  std::vector<float> vals;
+  std::vector<hot::HotSet::Entry> entries;
+  std::vector<std::uint32_t> first_value;
+};
+HotSubset MakeHotSubset(std::uint32_t num_keys, std::int64_t percent, std::uint64_t seed) {
+  HotSubset out;
+  out.set = std::make_shared<const hot::HotSet>(MakeHotSet(num_keys, 12288));
+  std::mt19937_64 rng(seed);
+  for (const hot::HotKey& key : out.set->keys()) {  // heat order is key order here
+    if (static_cast<std::int64_t>(rng() % 100) >= percent) continue;
+    out.keys.push_back(key.key);
+    out.vals.push_back(0.001f * static_cast<float>(rng() % 1000));
+  }
+  out.first_value = CheckHotValues(*out.set, out.keys, out.vals, {}, &out.entries);
+  return out;
 }
 
 void BM_PackPush(benchmark::State& state) {
@@ -70,27 +94,14 @@ BENCHMARK(BM_PackPush)->Arg(3000)->Arg(30000);
 // push is queued before it is packed): `range(1)` percent of a 30,000-key
 // set on the Tofino-1 layout (12,288 cells an array), in key order.
 void BM_QueuePushByRow(benchmark::State& state) {
-  std::vector<hot::HotKey> all;
-  const auto num_keys = static_cast<std::uint32_t>(state.range(0));
-  for (std::uint32_t k = 0; k < num_keys; ++k) all.push_back({k * 13 + 1, 1, num_keys - k});
-  const auto set = std::make_shared<const hot::HotSet>(
-      hot::PlaceHotSet(all, hot::SwitchLayout{kArrays, 12288, 2}, hot::HeatPlacement()));
-  std::mt19937_64 rng(5);
-  std::vector<hot::Key> keys;
-  std::vector<float> vals;
-  for (const hot::HotKey& key : all) {
-    if (static_cast<std::int64_t>(rng() % 100) >= state.range(1)) continue;
-    keys.push_back(key.key);
-    vals.push_back(1.0f);
-  }
-  std::vector<hot::HotSet::Entry> entries;
-  const auto first_value = CheckHotValues(*set, keys, vals, {}, &entries);
-  RowOrderQueuer queuer(set);
+  const HotSubset push =
+      MakeHotSubset(static_cast<std::uint32_t>(state.range(0)), state.range(1), 5);
+  RowOrderQueuer queuer(push.set);
   for (auto _ : state) {
-    const CellQueues& queued = queuer.Queue(keys, entries, first_value);
+    const CellQueues& queued = queuer.Queue(push.keys, push.entries, push.first_value);
     benchmark::DoNotOptimize(queued.data());
   }
-  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(vals.size()));
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(push.vals.size()));
 }
 BENCHMARK(BM_QueuePushByRow)->Args({30000, 10})->Args({30000, 67});
 
@@ -100,31 +111,18 @@ BENCHMARK(BM_QueuePushByRow)->Args({30000, 10})->Args({30000, 67});
 // workers and batches of 200 writes about a tenth of its 30,000 keys an
 // epoch.
 void BM_PackUpdate(benchmark::State& state) {
-  std::vector<hot::HotKey> all;
-  const auto num_keys = static_cast<std::uint32_t>(state.range(0));
-  for (std::uint32_t k = 0; k < num_keys; ++k) all.push_back({k * 13 + 1, 1, num_keys - k});
-  const hot::HotSet set =
-      hot::PlaceHotSet(all, hot::SwitchLayout{kArrays, 12288, 2}, hot::HeatPlacement());
-  std::mt19937_64 rng(3);
-  std::vector<hot::Key> keys;
-  std::vector<float> vals;
-  for (const hot::HotKey& key : all) {  // ascending keys
-    if (static_cast<std::int64_t>(rng() % 100) >= state.range(1)) continue;
-    keys.push_back(key.key);
-    vals.push_back(0.001f * static_cast<float>(rng() % 1000));
-  }
-  std::vector<hot::HotSet::Entry> entries;
-  const auto first_value = CheckHotValues(set, keys, vals, {}, &entries);
+  const HotSubset update =
+      MakeHotSubset(static_cast<std::uint32_t>(state.range(0)), state.range(1), 3);
   wire::Header header;
   header.type = wire::MessageType::kUpdate;
   std::size_t packets = 0;
   for (auto _ : state) {
-    const std::vector<EncodedPacket> packed =
-        PackUpdate(set, header, keys, first_value, vals, entries);
+    const std::vector<EncodedPacket> packed = PackUpdate(
+        *update.set, header, update.keys, update.first_value, update.vals, update.entries);
     packets = packed.size();
     benchmark::DoNotOptimize(packed.data());
   }
-  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(vals.size()));
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(update.vals.size()));
   state.counters["packets"] = static_cast<double>(packets);
 }
 BENCHMARK(BM_PackUpdate)->Args({30000, 10})->Args({30000, 67});

@@ -237,6 +237,39 @@ TEST(CostModel, AMeasuredPlainEpochIsThePlainPathAndItsRemainderIsOnBoth) {
   EXPECT_EQ(PredictCost(fast, by_model.ordered, p.keys).unmodelled_seconds, 0);
 }
 
+struct FloorCase {
+  CostInput input;
+  std::string where;
+};
+
+// 384 jobs: 2 and 8 workers, 1 and 2 servers, keys of 1 and 9 values,
+// 20 Mbit/s to 10 Gbit/s, own and shared cores, six measured plain epochs.
+std::vector<FloorCase> FloorCases() {
+  std::vector<FloorCase> cases;
+  for (uint32_t workers : {2u, 8u}) {
+    for (uint32_t servers : {1u, 2u}) {
+      for (uint32_t value_len : {1u, 9u}) {
+        for (double rate_mbit : {20.0, 100.0, 1000.0, 10000.0}) {
+          for (double cores : {0.0, 2.0}) {
+            for (double measured_ms : {0.0, 1.0, 5.0, 20.0, 200.0, 2000.0}) {
+              FloorCase c{ZipfJob(20000, workers, rate_mbit), ""};
+              c.input.num_servers = servers;
+              for (KeySample& k : c.input.keys) k.value_len = value_len;
+              c.input.shared_cores = cores;
+              c.input.measured_plain_epoch_s = measured_ms * 1e-3;
+              c.where = std::to_string(workers) + " x " + std::to_string(servers) + ", length " +
+                        std::to_string(value_len) + ", " + std::to_string(rate_mbit) + " Mbit/s, " +
+                        std::to_string(cores) + " cores, " + std::to_string(measured_ms) + " ms";
+              cases.push_back(std::move(c));
+            }
+          }
+        }
+      }
+    }
+  }
+  return cases;
+}
+
 // The hot path's floor (its fixed latency, the measured plain epoch's
 // unmodelled remainder, and the least that the servers' steps and the hot
 // packets leave of the busiest term, however the values split between
@@ -246,57 +279,36 @@ TEST(CostModel, AMeasuredPlainEpochIsThePlainPathAndItsRemainderIsOnBoth) {
 // so the floor is the same with no key given.
 TEST(CostModel, TheFloorRulesOutASetOnlyWhereTheModelChoosesNone) {
   int ruled_out = 0, pays = 0, by_balance = 0;
-  for (uint32_t workers : {2u, 8u}) {
-    for (uint32_t servers : {1u, 2u}) {
-      for (uint32_t value_len : {1u, 9u}) {
-        for (double rate_mbit : {20.0, 100.0, 1000.0, 10000.0}) {
-          for (double cores : {0.0, 2.0}) {
-            for (double measured_ms : {0.0, 1.0, 5.0, 20.0, 200.0, 2000.0}) {
-              CostInput input = ZipfJob(20000, workers, rate_mbit);
-              input.num_servers = servers;
-              for (KeySample& k : input.keys) k.value_len = value_len;
-              input.shared_cores = cores;
-              input.measured_plain_epoch_s = measured_ms * 1e-3;
-              const CostChoice full = ChooseByCost(input);
-              const std::optional<CostChoice> floor = NoSetCanPay(input);
-              const std::string where =
-                  std::to_string(workers) + " x " + std::to_string(servers) + ", length " +
-                  std::to_string(value_len) + ", " + std::to_string(rate_mbit) + " Mbit/s, " +
-                  std::to_string(cores) + " cores, " + std::to_string(measured_ms) + " ms";
-              if (floor) {
-                ++ruled_out;
-                EXPECT_EQ(full.chosen.keys, 0u) << where << ": " << full.why;
-                EXPECT_EQ(floor->chosen.keys, 0u);
-                EXPECT_NE(floor->why.find("no hot set pays"), std::string::npos) << floor->why;
-                EXPECT_DOUBLE_EQ(floor->chosen.plain_seconds,
-                                 full.candidates.front().plain_seconds);
-                // Ruled out only by the balance of servers' steps and hot
-                // packets: the latency and the unmodelled part alone leave
-                // the hot path room.
-                const CostPrediction& plain = full.candidates.front();
-                const double latency = full.candidates.back().latency_seconds;
-                if (plain.plain_seconds - plain.unmodelled_seconds - latency >
-                    CostConstants{}.min_saving * plain.plain_seconds) {
-                  ++by_balance;
-                }
-              }
-              if (full.chosen.keys > 0) {
-                ++pays;
-                EXPECT_FALSE(floor) << where << ": " << floor->why;
-              }
-              // Every push given as another key's: the same floor.
-              CostInput sums = input;
-              for (const KeySample& k : input.keys) {
-                sums.other_pushes_per_epoch += k.pushes_per_epoch;
-                sums.other_values_per_epoch += k.pushes_per_epoch * k.value_len;
-              }
-              sums.keys.clear();
-              EXPECT_EQ(NoSetCanPay(sums).has_value(), floor.has_value()) << where;
-            }
-          }
-        }
+  for (const auto& [input, where] : FloorCases()) {
+    const CostChoice full = ChooseByCost(input);
+    const std::optional<CostChoice> floor = NoSetCanPay(input);
+    if (floor) {
+      ++ruled_out;
+      EXPECT_EQ(full.chosen.keys, 0u) << where << ": " << full.why;
+      EXPECT_EQ(floor->chosen.keys, 0u);
+      EXPECT_NE(floor->why.find("no hot set pays"), std::string::npos) << floor->why;
+      EXPECT_DOUBLE_EQ(floor->chosen.plain_seconds, full.candidates.front().plain_seconds);
+      // Ruled out only by the balance of servers' steps and hot packets:
+      // the latency and the unmodelled part alone leave the hot path room.
+      const CostPrediction& plain = full.candidates.front();
+      const double latency = full.candidates.back().latency_seconds;
+      if (plain.plain_seconds - plain.unmodelled_seconds - latency >
+          CostConstants{}.min_saving * plain.plain_seconds) {
+        ++by_balance;
       }
     }
+    if (full.chosen.keys > 0) {
+      ++pays;
+      EXPECT_FALSE(floor) << where << ": " << floor->why;
+    }
+    // Every push given as another key's: the same floor.
+    CostInput sums = input;
+    for (const KeySample& k : input.keys) {
+      sums.other_pushes_per_epoch += k.pushes_per_epoch;
+      sums.other_values_per_epoch += k.pushes_per_epoch * k.value_len;
+    }
+    sums.keys.clear();
+    EXPECT_EQ(NoSetCanPay(sums).has_value(), floor.has_value()) << where;
   }
   // Every outcome occurs, so the comparisons above were made.
   EXPECT_GT(ruled_out, 0);
