@@ -185,6 +185,7 @@ int RunClusterBench(const ClusterBenchOptions& options, const std::string& self)
                 {"rate_mbit", options.rate_mbit},
                 {"capacity", options.capacity},
                 {"loss_percent", options.loss_percent},
+                {"host_band", options.host_band},
                 {"hot_path_band", options.hot_path_band},
                 {"dataplane", options.dataplane},
                 {"seed", options.seed},
@@ -237,6 +238,7 @@ int RunClusterBench(const ClusterBenchOptions& options, const std::string& self)
             where.out_dir = options.out_dir;
             where.rate_mbit = rate;
             where.loss_percent = options.loss_percent;
+            where.host_band = options.host_band;
             where.hot_path_band = options.hot_path_band;
             where.run_timeout_s = options.run_timeout_s;
             where.verbose = options.verbose;

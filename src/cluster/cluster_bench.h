@@ -53,6 +53,7 @@ struct ClusterBenchOptions {
   // is; a number: that many switch cells, forced.
   std::string capacity = "auto";
   double loss_percent = 0;     // on every host's outgoing packets
+  bool host_band = true;       // LinkShape::host_band, for both runs
   bool hot_path_band = false;  // LinkShape::hot_path_band, for both runs
   // The switch's back end (ClusterRunOptions::dataplane); with "xdp" the
   // plain runs take the same links (LinkShape::xdp_switch) as the Libra ones.

@@ -180,11 +180,11 @@ void NetnsCluster::Create(const LinkShape& shape, const std::vector<size_t>& uns
 #endif
     }
     if (std::find(unshaped.begin(), unshaped.end(), i) != unshaped.end()) continue;
-    Shape(ns, "eth0", shape);
+    Shape(ns, "eth0", shape, shape.host_band || shape.hot_path_band);
     if (shape.xdp_switch) {
       ShapeArrivals(i, "eth0", shape);
     } else {
-      Shape(switch_ns_, port, shape);
+      Shape(switch_ns_, port, shape, shape.hot_path_band);
     }
     if (shape.loss_percent > 0) {
       // Loss on what the host sends (tc netem is not in every kernel;
@@ -200,7 +200,8 @@ void NetnsCluster::Create(const LinkShape& shape, const std::vector<size_t>& uns
   }
 }
 
-void NetnsCluster::Shape(const std::string& ns, const std::string& device, const LinkShape& shape) {
+void NetnsCluster::Shape(const std::string& ns, const std::string& device, const LinkShape& shape,
+                         bool band) {
   if (shape.rate_mbit <= 0) return;
   const double bytes_per_second = shape.rate_mbit * 1e6 / 8;
   // The bucket must hold a few full packets (veth sends GSO bursts) and the
@@ -211,7 +212,7 @@ void NetnsCluster::Shape(const std::string& ns, const std::string& device, const
   RunTc(ns, {"qdisc", "add", "dev", device, "root", "handle", "1:", "tbf", "rate",
              Format(shape.rate_mbit) + "mbit", "burst", std::to_string(burst), "limit",
              std::to_string(limit)});
-  if (shape.hot_path_band) {
+  if (band) {
     // Two bands under the tbf, each a byte FIFO as long as the tbf's own:
     // the hot path's (IP TOS low-delay, net::kHotPathTos) served first,
     // everything else in the other, so that a run without hot packets meets
@@ -255,7 +256,8 @@ void NetnsCluster::ShapeArrivals(size_t host, const std::string& device, const L
   // u32 matching every packet: not every kernel has cls_matchall.
   RunTc(ns, {"filter", "add", "dev", device, "parent", "ffff:", "protocol", "all", "u32", "match",
              "u32", "0", "0", "action", "mirred", "egress", "redirect", "dev", "ifb0"});
-  Shape(ns, "ifb0", shape);
+  // The ifb stands for the switch's port.
+  Shape(ns, "ifb0", shape, shape.hot_path_band);
 }
 
 void NetnsCluster::Destroy() {

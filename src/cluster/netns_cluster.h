@@ -27,12 +27,21 @@ struct LinkShape {
   // queueing delay for everything behind them.
   double queue_ms = 200;
   double loss_percent = 0;  // random loss on each host's outgoing packets
-  // Each link's queue serves the hot path's packets (marked low-delay:
-  // net::kHotPathTos) before the rest, as a switch port's strict-priority
-  // queue would: under the tbf, two byte FIFOs of the tbf's length, the hot
-  // path's served first. What carries no mark (all of a plain run) meets
-  // the same one FIFO as without the band. Both runs of a comparison take
-  // the same links.
+  // A band serves the hot path's packets (marked low-delay:
+  // net::kHotPathTos) before the rest of a queue: under the tbf, two byte
+  // FIFOs of the tbf's length, the hot path's served first. What carries no
+  // mark (all of a plain run) meets the same one FIFO as without the band,
+  // so both runs of a comparison take the same links.
+  //
+  // Each host's own sending queue has the band: a host's queue is its
+  // kernel's qdisc, and Linux's default, pfifo_fast, serves packets marked
+  // low-delay first (fq_codel, systemd's default, would instead keep a
+  // small flow from waiting behind a bulk one's queue). false: one FIFO,
+  // as a host whose qdisc ignores the mark.
+  bool host_band = true;
+  // The switch's ports have the band too, as a switch port's
+  // strict-priority queue would (a Tofino port has eight); false: each is
+  // one FIFO, a switch that does not tell the hot path apart.
   bool hot_path_band = false;
   // The switch answers from an XDP program on its ports (switchd
   // --dataplane xdp). Its XDP_TX frames skip the port's qdisc and reach a
@@ -102,7 +111,9 @@ class NetnsCluster {
 
  private:
   void Create(const LinkShape& shape, const std::vector<size_t>& unshaped);
-  void Shape(const std::string& ns, const std::string& device, const LinkShape& shape);
+  // A tbf at the shape's rate on what `device` sends, with the hot path's
+  // band under it when `band`.
+  void Shape(const std::string& ns, const std::string& device, const LinkShape& shape, bool band);
   // Shapes what `device` receives: redirected to an ifb device shaped as Shape.
   void ShapeArrivals(size_t host, const std::string& device, const LinkShape& shape);
   void Destroy();

@@ -73,20 +73,21 @@ TEST(NetnsClusterTest, BuildsShapedLinksThroughTheSwitchAndRemovesThem) {
   EXPECT_FALSE(NamespaceExists(switch_ns));
 }
 
-// Host a sends host b 300 unmarked datagrams (420 kB, which a's 4 Mbit/s
+// Host a sends host b 300 unmarked datagrams (420 kB, which a 4 Mbit/s
 // link drains in 0.84 s; its queue holds 1 s, so all of them wait) and then
 // 20 marked as the hot path's; returns how many arrived and the position of
-// the first marked one among them (tests/cluster/band_order.py).
+// the first marked one among them (tests/cluster/band_order.py). With
+// `sender_unshaped` a's link runs at veth speed, so that the datagrams wait
+// in the switch's port to b rather than in a's own queue.
 struct ArrivalOrder {
   int received = 0;
   int first_marked = -1;
 };
-ArrivalOrder MarkedAfterUnmarked(bool hot_path_band) {
-  LinkShape shape;
+ArrivalOrder MarkedAfterUnmarked(LinkShape shape, bool sender_unshaped) {
   shape.rate_mbit = 4;
   shape.queue_ms = 1000;
-  shape.hot_path_band = hot_path_band;
-  NetnsCluster cluster({"a", "b"}, shape);
+  NetnsCluster cluster({"a", "b"}, shape,
+                       sender_unshaped ? std::vector<size_t>{0} : std::vector<size_t>{});
   const auto result = RunCommand("ip netns exec " + cluster.host_namespace(1) + " python3 " +
                                  LIBRA_BAND_ORDER_SCRIPT + " " + cluster.host_namespace(0) + " " +
                                  cluster.host_address(1) + " " + std::to_string(net::kHotPathTos));
@@ -96,40 +97,73 @@ ArrivalOrder MarkedAfterUnmarked(bool hot_path_band) {
   return order;
 }
 
-// With a hot-path band, each shaped queue holds two byte FIFOs under the
-// tbf, each as long as the tbf's own queue without the band.
-TEST(NetnsClusterTest, AHotPathBandPutsTwoByteQueuesUnderEachShaper) {
+// Where a band is, the shaped queue holds two byte FIFOs under the tbf,
+// each as long as the tbf's own queue without it: by default on each
+// host's end (its sending queue), with hot_path_band on the switch's ports
+// too, with neither nowhere.
+TEST(NetnsClusterTest, TheHotPathBandPutsTwoByteQueuesUnderTheShapersItIsOn) {
   if (const std::string why = WhyNoNamespaces(); !why.empty()) GTEST_SKIP() << why;
+  const auto queues = [](const LinkShape& shape) {
+    NetnsCluster cluster({"a"}, shape);
+    return std::pair{
+        RunCommand("ip netns exec " + cluster.host_namespace(0) + " tc qdisc show dev eth0").output,
+        RunCommand("ip netns exec " + cluster.switch_namespace() + " tc qdisc show dev p0").output};
+  };
+  const auto has_band = [](const std::string& queue) {
+    EXPECT_NE(queue.find("tbf 1: root"), std::string::npos) << queue;
+    const bool htb = queue.find("htb 10: parent 1:1") != std::string::npos;
+    // 20 Mbit/s for 200 ms is 500,000 bytes.
+    EXPECT_EQ(queue.find("bfifo 11: parent 10:1 limit 500000b") != std::string::npos, htb) << queue;
+    EXPECT_EQ(queue.find("bfifo 12: parent 10:2 limit 500000b") != std::string::npos, htb) << queue;
+    return htb;
+  };
   LinkShape shape;
   shape.rate_mbit = 20;
+  const auto [host, port] = queues(shape);
+  EXPECT_TRUE(has_band(host));
+  EXPECT_FALSE(has_band(port));
   shape.hot_path_band = true;
-  NetnsCluster cluster({"a"}, shape);
-  const std::string up =
-      RunCommand("ip netns exec " + cluster.host_namespace(0) + " tc qdisc show dev eth0").output;
-  const std::string down =
-      RunCommand("ip netns exec " + cluster.switch_namespace() + " tc qdisc show dev p0").output;
-  for (const std::string& queue : {up, down}) {
-    EXPECT_NE(queue.find("tbf 1: root"), std::string::npos) << queue;
-    EXPECT_NE(queue.find("htb 10: parent 1:1"), std::string::npos) << queue;
-    // 20 Mbit/s for 200 ms is 500,000 bytes.
-    EXPECT_NE(queue.find("bfifo 11: parent 10:1 limit 500000b"), std::string::npos) << queue;
-    EXPECT_NE(queue.find("bfifo 12: parent 10:2 limit 500000b"), std::string::npos) << queue;
-  }
+  const auto [host_also, port_too] = queues(shape);
+  EXPECT_TRUE(has_band(host_also));
+  EXPECT_TRUE(has_band(port_too));
+  shape.hot_path_band = false;
+  shape.host_band = false;
+  const auto [fifo_host, fifo_port] = queues(shape);
+  EXPECT_FALSE(has_band(fifo_host));
+  EXPECT_FALSE(has_band(fifo_port));
 }
 
 // One FIFO serves the marked datagrams after every unmarked one queued
-// before them; with the band they pass those still queued (all but the
+// before them; a band lets them pass those still queued (all but the
 // tbf's 64 kB burst and what drained while a sent: about 250 of them
-// unless a was held up for most of the 0.84 s).
-TEST(NetnsClusterTest, AHotPathBandServesMarkedPacketsFirst) {
+// unless a was held up for most of the 0.84 s). A host's own queue has the
+// band unless host_band is off.
+TEST(NetnsClusterTest, AHostsQueueServesMarkedPacketsFirst) {
   if (const std::string why = WhyNoNamespaces(); !why.empty()) GTEST_SKIP() << why;
-  const ArrivalOrder fifo = MarkedAfterUnmarked(false);
-  EXPECT_EQ(fifo.received, 320);
-  EXPECT_EQ(fifo.first_marked, 300);
-  const ArrivalOrder band = MarkedAfterUnmarked(true);
-  EXPECT_EQ(band.received, 320);
-  EXPECT_GE(band.first_marked, 0);
-  EXPECT_LT(band.first_marked, 300);
+  LinkShape fifo;
+  fifo.host_band = false;
+  const ArrivalOrder in_order = MarkedAfterUnmarked(fifo, false);
+  EXPECT_EQ(in_order.received, 320);
+  EXPECT_EQ(in_order.first_marked, 300);
+  const ArrivalOrder banded = MarkedAfterUnmarked(LinkShape{}, false);
+  EXPECT_EQ(banded.received, 320);
+  EXPECT_GE(banded.first_marked, 0);
+  EXPECT_LT(banded.first_marked, 300);
+}
+
+// The switch's port to b is one FIFO unless hot_path_band, whatever the
+// hosts' queues do: the datagrams of an unshaped sender wait there.
+TEST(NetnsClusterTest, TheSwitchsPortsServeMarkedPacketsFirstOnlyWithTheHotPathBand) {
+  if (const std::string why = WhyNoNamespaces(); !why.empty()) GTEST_SKIP() << why;
+  const ArrivalOrder in_order = MarkedAfterUnmarked(LinkShape{}, true);
+  EXPECT_EQ(in_order.received, 320);
+  EXPECT_EQ(in_order.first_marked, 300);
+  LinkShape band;
+  band.hot_path_band = true;
+  const ArrivalOrder banded = MarkedAfterUnmarked(band, true);
+  EXPECT_EQ(banded.received, 320);
+  EXPECT_GE(banded.first_marked, 0);
+  EXPECT_LT(banded.first_marked, 300);
 }
 
 TEST(NetnsClusterTest, RejectsBadHostNames) {

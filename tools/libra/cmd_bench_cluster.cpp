@@ -51,9 +51,15 @@ void AddBenchClusterCommand(CLI::App& bench, Runner& run) {
                   "these links (maybe none: Libra runs plain); forced: the workload's set as it "
                   "is; a number: that many switch cells, forced")
       ->capture_default_str();
-  sub->add_flag("--hot-path-band", options->hot_path_band,
-                "Every link's queue serves the hot path's packets first (a priority band, as "
-                "a switch port's strict-priority queue); both runs take these links");
+  CLI::Option* band =
+      sub->add_flag("--hot-path-band", options->hot_path_band,
+                    "The switch's ports too serve the hot path's packets first (a priority band, "
+                    "as a switch port's strict-priority queue); both runs take these links");
+  sub->add_flag_callback(
+         "--host-fifo", [options] { options->host_band = false; },
+         "Each host sends through one FIFO (by default a host's queue serves the hot path's "
+         "packets, marked low-delay, first, as Linux's default qdisc pfifo_fast does)")
+      ->excludes(band);
   sub->add_option("--loss", options->loss_percent, "Random loss (%) on every host's sent packets")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 50.0));
