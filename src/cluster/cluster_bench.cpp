@@ -186,7 +186,7 @@ int RunClusterBench(const ClusterBenchOptions& options, const std::string& self)
                 {"capacity", options.capacity},
                 {"loss_percent", options.loss_percent},
                 {"host_band", options.host_band},
-                {"hot_path_band", options.hot_path_band},
+                {"port_band", options.port_band},
                 {"dataplane", options.dataplane},
                 {"seed", options.seed},
                 {"cores", sysconf(_SC_NPROCESSORS_ONLN)}}},
@@ -239,7 +239,7 @@ int RunClusterBench(const ClusterBenchOptions& options, const std::string& self)
             where.rate_mbit = rate;
             where.loss_percent = options.loss_percent;
             where.host_band = options.host_band;
-            where.hot_path_band = options.hot_path_band;
+            where.port_band = options.port_band;
             where.run_timeout_s = options.run_timeout_s;
             where.verbose = options.verbose;
             where.dataplane = options.dataplane;

@@ -52,9 +52,9 @@ struct ClusterBenchOptions {
   // Libra run is plain and says why); "forced": the workload's set as it
   // is; a number: that many switch cells, forced.
   std::string capacity = "auto";
-  double loss_percent = 0;     // on every host's outgoing packets
-  bool host_band = true;       // LinkShape::host_band, for both runs
-  bool hot_path_band = false;  // LinkShape::hot_path_band, for both runs
+  double loss_percent = 0;  // on every host's outgoing packets
+  bool host_band = true;    // LinkShape::host_band, for both runs
+  bool port_band = true;    // LinkShape::port_band, for both runs
   // The switch's back end (ClusterRunOptions::dataplane); with "xdp" the
   // plain runs take the same links (LinkShape::xdp_switch) as the Libra ones.
   std::string dataplane = "model";

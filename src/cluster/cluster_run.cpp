@@ -80,7 +80,7 @@ json RunOnCluster(const ClusterJob& job, const ClusterRunOptions& options,
   shape.rate_mbit = options.rate_mbit;
   shape.loss_percent = options.loss_percent;
   shape.host_band = options.host_band;
-  shape.hot_path_band = options.hot_path_band;
+  shape.port_band = options.port_band;
   shape.xdp_switch = options.dataplane == "xdp";
   // The scheduler only coordinates (and sends the hot set once): its link
   // is left at full speed so that it cannot hold up either run.

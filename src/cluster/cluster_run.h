@@ -30,8 +30,8 @@ struct ClusterRunOptions {
   std::string out_dir;  // for the log
   double rate_mbit = 20;
   double loss_percent = 0;
-  bool host_band = true;       // LinkShape::host_band
-  bool hot_path_band = false;  // LinkShape::hot_path_band
+  bool host_band = true;  // LinkShape::host_band
+  bool port_band = true;  // LinkShape::port_band
   double run_timeout_s = 600;
   bool verbose = false;  // echo the nodes' output instead of logging it
   // The switch's back end: "model" or "xdp" (the XDP program attached to

@@ -180,11 +180,11 @@ void NetnsCluster::Create(const LinkShape& shape, const std::vector<size_t>& uns
 #endif
     }
     if (std::find(unshaped.begin(), unshaped.end(), i) != unshaped.end()) continue;
-    Shape(ns, "eth0", shape, shape.host_band || shape.hot_path_band);
+    Shape(ns, "eth0", shape, shape.host_band);
     if (shape.xdp_switch) {
       ShapeArrivals(i, "eth0", shape);
     } else {
-      Shape(switch_ns_, port, shape, shape.hot_path_band);
+      Shape(switch_ns_, port, shape, shape.port_band);
     }
     if (shape.loss_percent > 0) {
       // Loss on what the host sends (tc netem is not in every kernel;
@@ -257,7 +257,7 @@ void NetnsCluster::ShapeArrivals(size_t host, const std::string& device, const L
   RunTc(ns, {"filter", "add", "dev", device, "parent", "ffff:", "protocol", "all", "u32", "match",
              "u32", "0", "0", "action", "mirred", "egress", "redirect", "dev", "ifb0"});
   // The ifb stands for the switch's port.
-  Shape(ns, "ifb0", shape, shape.hot_path_band);
+  Shape(ns, "ifb0", shape, shape.port_band);
 }
 
 void NetnsCluster::Destroy() {

@@ -39,10 +39,12 @@ struct LinkShape {
   // small flow from waiting behind a bulk one's queue). false: one FIFO,
   // as a host whose qdisc ignores the mark.
   bool host_band = true;
-  // The switch's ports have the band too, as a switch port's
-  // strict-priority queue would (a Tofino port has eight); false: each is
-  // one FIFO, a switch that does not tell the hot path apart.
-  bool hot_path_band = false;
+  // Each of the switch's ports has the band: the switch program chooses
+  // the egress queue of each packet it sends (on Tofino the ingress sets
+  // the traffic manager's qid), and puts its own in a strict-priority one
+  // (docs/switch.md); what it forwards for others takes the default queue.
+  // false: one FIFO, a switch that leaves its packets behind the bulk.
+  bool port_band = true;
   // The switch answers from an XDP program on its ports (switchd
   // --dataplane xdp). Its XDP_TX frames skip the port's qdisc and reach a
   // veth peer only when that peer has NAPI on, so each host's end gets an

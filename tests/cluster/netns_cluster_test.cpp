@@ -99,8 +99,8 @@ ArrivalOrder MarkedAfterUnmarked(LinkShape shape, bool sender_unshaped) {
 
 // Where a band is, the shaped queue holds two byte FIFOs under the tbf,
 // each as long as the tbf's own queue without it: by default on each
-// host's end (its sending queue), with hot_path_band on the switch's ports
-// too, with neither nowhere.
+// host's end (its sending queue) and on the switch's port to it; host_band
+// and port_band take each away.
 TEST(NetnsClusterTest, TheHotPathBandPutsTwoByteQueuesUnderTheShapersItIsOn) {
   if (const std::string why = WhyNoNamespaces(); !why.empty()) GTEST_SKIP() << why;
   const auto queues = [](const LinkShape& shape) {
@@ -121,23 +121,23 @@ TEST(NetnsClusterTest, TheHotPathBandPutsTwoByteQueuesUnderTheShapersItIsOn) {
   shape.rate_mbit = 20;
   const auto [host, port] = queues(shape);
   EXPECT_TRUE(has_band(host));
-  EXPECT_FALSE(has_band(port));
-  shape.hot_path_band = true;
-  const auto [host_also, port_too] = queues(shape);
-  EXPECT_TRUE(has_band(host_also));
-  EXPECT_TRUE(has_band(port_too));
-  shape.hot_path_band = false;
-  shape.host_band = false;
-  const auto [fifo_host, fifo_port] = queues(shape);
-  EXPECT_FALSE(has_band(fifo_host));
+  EXPECT_TRUE(has_band(port));
+  shape.port_band = false;
+  const auto [host_only, fifo_port] = queues(shape);
+  EXPECT_TRUE(has_band(host_only));
   EXPECT_FALSE(has_band(fifo_port));
+  shape.port_band = true;
+  shape.host_band = false;
+  const auto [fifo_host, port_only] = queues(shape);
+  EXPECT_FALSE(has_band(fifo_host));
+  EXPECT_TRUE(has_band(port_only));
 }
 
 // One FIFO serves the marked datagrams after every unmarked one queued
 // before them; a band lets them pass those still queued (all but the
 // tbf's 64 kB burst and what drained while a sent: about 250 of them
-// unless a was held up for most of the 0.84 s). A host's own queue has the
-// band unless host_band is off.
+// unless a was held up for most of the 0.84 s). Here they wait in a's own
+// queue, which has the band unless host_band is off.
 TEST(NetnsClusterTest, AHostsQueueServesMarkedPacketsFirst) {
   if (const std::string why = WhyNoNamespaces(); !why.empty()) GTEST_SKIP() << why;
   LinkShape fifo;
@@ -151,16 +151,16 @@ TEST(NetnsClusterTest, AHostsQueueServesMarkedPacketsFirst) {
   EXPECT_LT(banded.first_marked, 300);
 }
 
-// The switch's port to b is one FIFO unless hot_path_band, whatever the
-// hosts' queues do: the datagrams of an unshaped sender wait there.
-TEST(NetnsClusterTest, TheSwitchsPortsServeMarkedPacketsFirstOnlyWithTheHotPathBand) {
+// The datagrams of an unshaped sender wait in the switch's port to b,
+// which has the band unless port_band is off.
+TEST(NetnsClusterTest, TheSwitchsPortServesMarkedPacketsFirst) {
   if (const std::string why = WhyNoNamespaces(); !why.empty()) GTEST_SKIP() << why;
-  const ArrivalOrder in_order = MarkedAfterUnmarked(LinkShape{}, true);
+  LinkShape fifo;
+  fifo.port_band = false;
+  const ArrivalOrder in_order = MarkedAfterUnmarked(fifo, true);
   EXPECT_EQ(in_order.received, 320);
   EXPECT_EQ(in_order.first_marked, 300);
-  LinkShape band;
-  band.hot_path_band = true;
-  const ArrivalOrder banded = MarkedAfterUnmarked(band, true);
+  const ArrivalOrder banded = MarkedAfterUnmarked(LinkShape{}, true);
   EXPECT_EQ(banded.received, 320);
   EXPECT_GE(banded.first_marked, 0);
   EXPECT_LT(banded.first_marked, 300);

@@ -51,15 +51,16 @@ void AddBenchClusterCommand(CLI::App& bench, Runner& run) {
                   "these links (maybe none: Libra runs plain); forced: the workload's set as it "
                   "is; a number: that many switch cells, forced")
       ->capture_default_str();
-  CLI::Option* band =
-      sub->add_flag("--hot-path-band", options->hot_path_band,
-                    "The switch's ports too serve the hot path's packets first (a priority band, "
-                    "as a switch port's strict-priority queue); both runs take these links");
+  // Both runs of a configuration take the same links; a plain run marks
+  // no packet, so the bands change nothing for it.
   sub->add_flag_callback(
-         "--host-fifo", [options] { options->host_band = false; },
-         "Each host sends through one FIFO (by default a host's queue serves the hot path's "
-         "packets, marked low-delay, first, as Linux's default qdisc pfifo_fast does)")
-      ->excludes(band);
+      "--host-fifo", [options] { options->host_band = false; },
+      "Each host sends through one FIFO (by default a host's queue serves the hot path's "
+      "packets, marked low-delay, first, as Linux's default qdisc pfifo_fast does)");
+  sub->add_flag_callback(
+      "--port-fifo", [options] { options->port_band = false; },
+      "Each switch port is one FIFO (by default it serves the switch's own packets first, "
+      "from a strict-priority queue the switch program chooses, as on Tofino)");
   sub->add_option("--loss", options->loss_percent, "Random loss (%) on every host's sent packets")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 50.0));
