@@ -65,6 +65,16 @@ std::string EnsureData(const ClusterBenchOptions& options, const Workload& w) {
   return path.string();
 }
 
+// The links every run of the table takes, said once above it: how the hot
+// path's packets meet the cold traffic in the queues decides much of a
+// speedup on loaded links (docs/PERFORMANCE.md, "Emulated cluster").
+void PrintLinks(const ClusterBenchOptions& options) {
+  const auto queue = [](bool band) { return band ? "the hot path's packets first" : "one FIFO"; };
+  std::printf(
+      "links: each host's shaped both ways, %g ms queues; hosts' queues: %s; switch ports: %s\n",
+      LinkShape{}.queue_ms, queue(options.host_band), queue(options.port_band));
+}
+
 void PrintHeader() {
   std::printf("\n%-12s %-6s %2s %2s %6s | %9s %9s %7s %6s %6s %6s | %15s %15s | %9s | %5s | %s\n",
               "workload", "model", "N", "M", "Mbit/s", "plain/s", "libra/s", "speedup", "bound",
@@ -193,6 +203,7 @@ int RunClusterBench(const ClusterBenchOptions& options, const std::string& self)
               {"configurations", json::array()}};
   int failures = 0;
   const auto bench_start = Clock::now();
+  PrintLinks(options);
   PrintHeader();
   for (const Workload& w : workloads) {
     if (g_stop) break;
