@@ -136,34 +136,34 @@ TEST(NetnsClusterTest, TheHotPathBandPutsTwoByteQueuesUnderTheShapersItIsOn) {
 // One FIFO serves the marked datagrams after every unmarked one queued
 // before them; a band lets them pass those still queued (all but the
 // tbf's 64 kB burst and what drained while a sent: about 250 of them
-// unless a was held up for most of the 0.84 s). Here they wait in a's own
-// queue, which has the band unless host_band is off.
-TEST(NetnsClusterTest, AHostsQueueServesMarkedPacketsFirst) {
-  if (const std::string why = WhyNoNamespaces(); !why.empty()) GTEST_SKIP() << why;
-  LinkShape fifo;
-  fifo.host_band = false;
-  const ArrivalOrder in_order = MarkedAfterUnmarked(fifo, false);
+// unless a was held up for most of the 0.84 s). `fifo` is the default
+// links with the band taken from the queue where the datagrams wait.
+void ExpectMarkedPacketsFirstOnlyWithTheBand(const LinkShape& fifo, bool sender_unshaped) {
+  const ArrivalOrder in_order = MarkedAfterUnmarked(fifo, sender_unshaped);
   EXPECT_EQ(in_order.received, 320);
   EXPECT_EQ(in_order.first_marked, 300);
-  const ArrivalOrder banded = MarkedAfterUnmarked(LinkShape{}, false);
+  const ArrivalOrder banded = MarkedAfterUnmarked(LinkShape{}, sender_unshaped);
   EXPECT_EQ(banded.received, 320);
   EXPECT_GE(banded.first_marked, 0);
   EXPECT_LT(banded.first_marked, 300);
 }
 
-// The datagrams of an unshaped sender wait in the switch's port to b,
-// which has the band unless port_band is off.
+// A shaped sender's datagrams wait in its own queue, which has the band
+// unless host_band is off.
+TEST(NetnsClusterTest, AHostsQueueServesMarkedPacketsFirst) {
+  if (const std::string why = WhyNoNamespaces(); !why.empty()) GTEST_SKIP() << why;
+  LinkShape fifo;
+  fifo.host_band = false;
+  ExpectMarkedPacketsFirstOnlyWithTheBand(fifo, false);
+}
+
+// An unshaped sender's datagrams wait in the switch's port to b, which has
+// the band unless port_band is off.
 TEST(NetnsClusterTest, TheSwitchsPortServesMarkedPacketsFirst) {
   if (const std::string why = WhyNoNamespaces(); !why.empty()) GTEST_SKIP() << why;
   LinkShape fifo;
   fifo.port_band = false;
-  const ArrivalOrder in_order = MarkedAfterUnmarked(fifo, true);
-  EXPECT_EQ(in_order.received, 320);
-  EXPECT_EQ(in_order.first_marked, 300);
-  const ArrivalOrder banded = MarkedAfterUnmarked(LinkShape{}, true);
-  EXPECT_EQ(banded.received, 320);
-  EXPECT_GE(banded.first_marked, 0);
-  EXPECT_LT(banded.first_marked, 300);
+  ExpectMarkedPacketsFirstOnlyWithTheBand(fifo, true);
 }
 
 TEST(NetnsClusterTest, RejectsBadHostNames) {
