@@ -76,10 +76,10 @@ void PrintLinks(const ClusterBenchOptions& options) {
 }
 
 void PrintHeader() {
-  std::printf("\n%-12s %-6s %2s %2s %6s | %9s %9s %7s %6s %6s %6s | %15s %15s | %9s | %5s | %s\n",
-              "workload", "model", "N", "M", "Mbit/s", "plain/s", "libra/s", "speedup", "bound",
-              "ratio", "U-bnd", "srv in MB p->l", "srv out MB p->l", "cpu p/l",
-              "qual=", "hot keys");
+  std::printf(
+      "\n%-12s %-6s %2s %2s %6s | %9s %9s %7s %6s %6s %6s %6s | %15s %15s | %9s | %5s | %s\n",
+      "workload", "model", "N", "M", "Mbit/s", "plain/s", "libra/s", "speedup", "bound", "ratio",
+      "U-bnd", "steady", "srv in MB p->l", "srv out MB p->l", "cpu p/l", "qual=", "hot keys");
 }
 
 void PrintRow(const json& r) {
@@ -96,12 +96,14 @@ void PrintRow(const json& r) {
   std::snprintf(cpu, sizeof(cpu), "%.2f/%.2f", TotalCpuShare(plain), TotalCpuShare(libra));
   const json& overlap_bound = r.value("bound_with_overlap", json::object());
   std::printf(
-      "%-12s %-6s %2d %2d %6g | %9.0f %9.0f %7.2f %6.2f %6.2f %6.2f | %15s %15s | %9s | %5s | %s\n",
+      "%-12s %-6s %2d %2d %6g | %9.0f %9.0f %7.2f %6.2f %6.2f %6.2f %6.2f | %15s %15s | %9s | %5s "
+      "| %s\n",
       r["workload"].get<std::string>().c_str(), r["model"].get<std::string>().c_str(),
       r["workers"].get<int>(), r["servers"].get<int>(), r["rate_mbit"].get<double>(),
       number(plain, "samples_per_second"), number(libra, "samples_per_second"),
       number(r, "speedup"), number(r["bound"], "speedup"), number(r, "speedup_over_bound"),
-      number(overlap_bound, "speedup"), in, out, cpu, r.value("same_quality", false) ? "yes" : "NO",
+      number(overlap_bound, "speedup"), number(r, "steady_speedup"), in, out, cpu,
+      r.value("same_quality", false) ? "yes" : "NO",
       r["hot_keys"].get<uint64_t>() > 0 ? std::to_string(r["hot_keys"].get<uint64_t>()).c_str()
                                         : "0 (cost model: plain)");
   std::fflush(stdout);

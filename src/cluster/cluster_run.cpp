@@ -231,11 +231,29 @@ json RunOnCluster(const ClusterJob& job, const ClusterRunOptions& options,
     result["epochs"] = report.at("epochs");
     result["final"] = report.at("final");
     result["model_fingerprint"] = report.at("model_fingerprint");
+    const json iterations = report.value("iterations", json::object());
+    if (iterations.contains("each_ms")) result["iteration_ms"] = iterations["each_ms"];
     if (const auto overlap = HotOverlap(report)) result["hot_overlap"] = *overlap;
   } catch (const std::exception& e) {
     result["error"] = std::string("cannot read the report ") + c.json_path + ": " + e.what();
   }
   return result;
+}
+
+std::optional<double> SteadySpeedup(const json& plain, const json& libra) {
+  const json none = json::array();
+  const json& p = plain.contains("iteration_ms") ? plain["iteration_ms"] : none;
+  const json& l = libra.contains("iteration_ms") ? libra["iteration_ms"] : none;
+  // Both ran the same iterations, each of the same rows: their times'
+  // ratio is their throughputs' (at least two, to leave one out).
+  if (p.size() != l.size() || p.size() < 2) return std::nullopt;
+  double plain_ms = 0, libra_ms = 0;
+  for (size_t i = 1; i < p.size(); ++i) {
+    plain_ms += p[i].get<double>();
+    libra_ms += l[i].get<double>();
+  }
+  if (!(plain_ms > 0) || !(libra_ms > 0)) return std::nullopt;
+  return plain_ms / libra_ms;
 }
 
 json TimeToLoss(const json& run, double target) {
@@ -280,6 +298,13 @@ void CompareRuns(int workers, int servers, double hot_share, double target_loss,
     pair["bound_with_overlap"] = {{"overlap", overlap},
                                   {"libra_link_units", with_overlap.libra_link_units},
                                   {"speedup", with_overlap.speedup}};
+  }
+  if (const auto steady = SteadySpeedup(plain, libra)) {
+    pair["steady_speedup"] = *steady;
+    const double bound_speedup = pair.contains("bound_with_overlap")
+                                     ? pair["bound_with_overlap"]["speedup"].get<double>()
+                                     : bound.speedup;
+    pair["steady_over_bound"] = *steady / bound_speedup;
   }
   const double plain_loss = plain.at("final").at("test_log_loss").get<double>();
   const double loss_gap = std::abs(plain_loss - libra["final"]["test_log_loss"].get<double>());

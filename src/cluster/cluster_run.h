@@ -48,7 +48,8 @@ struct ClusterRunOptions {
 // measurements: status, wall_seconds, cpu (per process, switchd included),
 // links (bytes and shaper drops per host), switch (its counters, Libra
 // only; dataplane: the back end that ran, switch_restarts) and, from worker 0's report,
-// train_seconds, samples_per_second, epochs, final, model_fingerprint and hot_overlap; "error" says
+// train_seconds, samples_per_second, epochs, final, model_fingerprint,
+// iteration_ms (each of its iterations) and hot_overlap; "error" says
 // what failed. Status 130 means the run was interrupted (Ctrl-C).
 nlohmann::json RunOnCluster(const ClusterJob& job, const ClusterRunOptions& options,
                             const std::string& self);
@@ -57,6 +58,14 @@ nlohmann::json RunOnCluster(const ClusterJob& job, const ClusterRunOptions& opti
 // the hot values the servers received from the switch over the hot values
 // one worker pushed, on average. None for a run without the hot path.
 std::optional<double> HotOverlap(const nlohmann::json& train_report);
+
+// Libra's speedup over the plain PS once both run, from worker 0's
+// iterations (RunOnCluster's iteration_ms) after the first: the per-iteration
+// speedup the bound (speedup_bound.h) predicts, without the one-time start,
+// where Libra's workers wait at their first push for the INSTALL, which
+// comes after the last worker's JOIN. None unless both ran the same
+// iterations, at least two.
+std::optional<double> SteadySpeedup(const nlohmann::json& plain, const nlohmann::json& libra);
 
 // Seconds until the first epoch whose held-out loss is at most `target`
 // (null if none reached it).
@@ -76,7 +85,8 @@ constexpr double kQualityTolerance = 1e-4;
 // Sets, in `pair`, Libra's run (pair["libra"]) against the plain one
 // (pair["plain"]), both results of RunOnCluster that finished: speedup,
 // bound (speedup_bound.h, from `hot_share`), bound_with_overlap,
-// speedup_over_bound, test_log_loss_gap, test_auc_gap, same_quality,
+// speedup_over_bound, steady_speedup (SteadySpeedup) and steady_over_bound
+// (over bound_with_overlap, or bound without it), test_log_loss_gap, test_auc_gap, same_quality,
 // target_loss (`target_loss`, or with 0 the plain run's final loss plus the
 // tolerance) and both runs' seconds to reach it.
 void CompareRuns(int workers, int servers, double hot_share, double target_loss,
