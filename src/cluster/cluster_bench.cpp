@@ -118,6 +118,52 @@ void WriteJson(const json& report, const fs::path& path) {
   fs::rename(partial, path);
 }
 
+// One more round of a configuration whose first round ran: its plain run
+// and its Libra run with the hot set already chosen (`hot_set_path`), in
+// the order given, logged under `tag`-plain and `tag`-libra. Returns the
+// pair, as the first round's, for CompareRuns.
+json RunRound(ClusterJob job, const std::string& hot_set_path, const std::string& tag,
+              bool libra_first, const ClusterRunOptions& where, const ClusterBenchOptions& options,
+              const std::string& self) {
+  json pair;
+  for (const bool libra :
+       libra_first ? std::vector<bool>{true, false} : std::vector<bool>{false, true}) {
+    if (g_stop) break;
+    job.hot_set_path = libra ? hot_set_path : "";
+    job.tag = tag + (libra ? "-libra" : "-plain");
+    job.config.json_path = fs::absolute(fs::path(options.out_dir) / (job.tag + ".json")).string();
+    json& run = pair[libra ? "libra" : "plain"];
+    run = RunOnCluster(job, where, self);
+    if (run["status"] == 130) g_stop = SIGINT;
+  }
+  return pair;
+}
+
+// Each configuration's speedup over its rounds (--repeat), below the table.
+void PrintRounds(const json& report) {
+  std::printf("\nspeedup over the rounds (median, range; steady: after the first iteration):\n");
+  std::printf("%-12s %-6s %2s %2s %6s | %6s | %18s | %18s | %6s\n", "workload", "model", "N", "M",
+              "Mbit/s", "rounds", "speedup", "steady", "U-bnd");
+  const auto figure = [](const json& summary, const char* name) {
+    if (!summary.contains(name)) return std::string("-");
+    char text[48];
+    std::snprintf(text, sizeof(text), "%.2f (%.2f-%.2f)", summary[name]["median"].get<double>(),
+                  summary[name]["min"].get<double>(), summary[name]["max"].get<double>());
+    return std::string(text);
+  };
+  for (const json& r : report["configurations"]) {
+    if (!r.contains("over_rounds")) continue;
+    const json& summary = r["over_rounds"];
+    const json& overlap_bound = r.value("bound_with_overlap", json::object());
+    std::printf("%-12s %-6s %2d %2d %6g | %6d | %18s | %18s | %6.2f\n",
+                r["workload"].get<std::string>().c_str(), r["model"].get<std::string>().c_str(),
+                r["workers"].get<int>(), r["servers"].get<int>(), r["rate_mbit"].get<double>(),
+                summary["rounds"].get<int>(), figure(summary, "speedup").c_str(),
+                figure(summary, "steady_speedup").c_str(),
+                overlap_bound.value("speedup", std::nan("")));
+  }
+}
+
 // The hot set of a job on links of `rate_mbit`, chosen offline as `libra
 // demo` does: the workload's candidates (or options.capacity cells), cut by
 // the cost model unless the set is forced; `plain_epoch_s`: the plain run's
@@ -201,6 +247,7 @@ int RunClusterBench(const ClusterBenchOptions& options, const std::string& self)
                 {"port_band", options.port_band},
                 {"dataplane", options.dataplane},
                 {"seed", options.seed},
+                {"repeat", options.repeat},
                 {"cores", sysconf(_SC_NPROCESSORS_ONLN)}}},
               {"configurations", json::array()}};
   int failures = 0;
@@ -298,6 +345,22 @@ int RunClusterBench(const ClusterBenchOptions& options, const std::string& self)
             if (plain.contains("samples_per_second") && libra.contains("samples_per_second")) {
               CompareRuns(n, m, hot_share, options.target_loss, r);
               PrintRow(r);
+              if (options.repeat > 1) {
+                r["rounds"] = json::array({RoundOf(r)});
+                for (int k = 2; k <= options.repeat && !g_stop; ++k) {
+                  json again = RunRound(job, hot_set_path, tag + "-r" + std::to_string(k),
+                                        /*libra_first=*/k % 2 == 0, where, options, self);
+                  if (g_stop) break;
+                  if (!again.value("plain", json::object()).contains("samples_per_second") ||
+                      !again.value("libra", json::object()).contains("samples_per_second")) {
+                    ++failures;
+                    break;
+                  }
+                  CompareRuns(n, m, hot_share, options.target_loss, again);
+                  r["rounds"].push_back(RoundOf(again));
+                }
+                r["over_rounds"] = SummariseRounds(r["rounds"]);
+              }
             } else {
               ++failures;
               std::printf("%-12s %-6s %2d %2d %6g | failed: %s\n", w.name.c_str(),
@@ -317,6 +380,7 @@ int RunClusterBench(const ClusterBenchOptions& options, const std::string& self)
   }
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
+  if (options.repeat > 1) PrintRounds(report);
   report["figures"] = train::RunPlotScript(LIBRA_CLUSTER_PLOT_SCRIPT, report_path.string(),
                                            options.out_dir, {"speedup.png", "server_bytes.png"});
   WriteJson(report, report_path);

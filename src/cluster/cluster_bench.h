@@ -60,6 +60,11 @@ struct ClusterBenchOptions {
   std::string dataplane = "model";
   double target_loss = 0;  // held-out log loss to reach; 0: the plain run's final loss + 1e-4
   double run_timeout_s = 600;
+  // Rounds of each configuration: the first as always (plain, the hot set
+  // chosen knowing it, Libra), then plain and Libra again with that set,
+  // alternating which goes first; the report gives each round and the
+  // median speedup (one run's speedup moves by 10-20 % on a busy machine).
+  int repeat = 1;
   uint64_t seed = 1;
   bool verbose = false;  // echo the nodes' output
 };

@@ -18,6 +18,7 @@
 
 #include "cluster/netns_cluster.h"
 #include "cluster/speedup_bound.h"
+#include "hot/median.h"
 #include "launch/launcher.h"
 #include "train/libra_options.h"
 #include "train/local_switchd.h"
@@ -317,6 +318,29 @@ void CompareRuns(int workers, int servers, double hot_share, double target_loss,
   pair["target_loss"] = target;
   pair["plain_seconds_to_target"] = TimeToLoss(plain, target);
   pair["libra_seconds_to_target"] = TimeToLoss(libra, target);
+}
+
+json RoundOf(const json& pair) {
+  json round{{"plain_samples_per_second", pair.at("plain").at("samples_per_second")},
+             {"libra_samples_per_second", pair.at("libra").at("samples_per_second")},
+             {"speedup", pair.at("speedup")}};
+  if (pair.contains("steady_speedup")) round["steady_speedup"] = pair["steady_speedup"];
+  return round;
+}
+
+json SummariseRounds(const json& rounds) {
+  json summary = json::object();
+  for (const char* figure : {"speedup", "steady_speedup"}) {
+    std::vector<double> values;
+    for (const json& round : rounds) {
+      if (round.contains(figure)) values.push_back(round[figure].get<double>());
+    }
+    if (values.empty()) continue;
+    const auto [low, high] = std::minmax_element(values.begin(), values.end());
+    summary[figure] = {{"median", hot::UpperMedian(values)}, {"min", *low}, {"max", *high}};
+  }
+  summary["rounds"] = rounds.size();
+  return summary;
 }
 
 }  // namespace libra::cluster

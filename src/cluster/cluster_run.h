@@ -92,4 +92,13 @@ constexpr double kQualityTolerance = 1e-4;
 void CompareRuns(int workers, int servers, double hot_share, double target_loss,
                  nlohmann::json& pair);
 
+// One round of a configuration, out of a pair CompareRuns filled: both
+// runs' samples/s, speedup and (where known) steady_speedup.
+nlohmann::json RoundOf(const nlohmann::json& pair);
+
+// A configuration's rounds (RoundOf each) summed up: for speedup and
+// steady_speedup, the median (the upper one of an even count), min and max
+// over the rounds that have it.
+nlohmann::json SummariseRounds(const nlohmann::json& rounds);
+
 }  // namespace libra::cluster

@@ -54,5 +54,33 @@ TEST(CompareRunsTest, LeavesTheSteadySpeedupOutWithoutIterations) {
   EXPECT_FALSE(pair.contains("steady_over_bound"));
 }
 
+TEST(SummariseRoundsTest, GivesTheMedianAndRangeOfEachFigure) {
+  json rounds = json::array();
+  for (const double speedup : {1.4, 1.2, 1.5}) {
+    json pair;
+    pair["plain"] = FinishedRun(1000, {900, 750, 750});
+    pair["libra"] = FinishedRun(1000 * speedup, {900, 500, 500});
+    CompareRuns(8, 1, 0.5, 0, pair);
+    rounds.push_back(RoundOf(pair));
+  }
+  ASSERT_EQ(rounds.size(), 3u);
+  EXPECT_DOUBLE_EQ(rounds[1]["libra_samples_per_second"].get<double>(), 1200);
+  const json summary = SummariseRounds(rounds);
+  EXPECT_EQ(summary["rounds"].get<int>(), 3);
+  EXPECT_DOUBLE_EQ(summary["speedup"]["median"].get<double>(), 1.4);
+  EXPECT_DOUBLE_EQ(summary["speedup"]["min"].get<double>(), 1.2);
+  EXPECT_DOUBLE_EQ(summary["speedup"]["max"].get<double>(), 1.5);
+  EXPECT_DOUBLE_EQ(summary["steady_speedup"]["median"].get<double>(), 1.5);
+}
+
+TEST(SummariseRoundsTest, TakesTheUpperMedianAndSkipsWhatARoundLacks) {
+  const json rounds =
+      json::array({{{"speedup", 1.0}}, {{"speedup", 2.0}, {"steady_speedup", 3.0}}});
+  const json summary = SummariseRounds(rounds);
+  EXPECT_DOUBLE_EQ(summary["speedup"]["median"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(summary["steady_speedup"]["min"].get<double>(), 3.0);
+  EXPECT_DOUBLE_EQ(summary["steady_speedup"]["max"].get<double>(), 3.0);
+}
+
 }  // namespace
 }  // namespace libra::cluster

@@ -191,9 +191,10 @@ TEST(ClusterBenchTest, TrainsPlainAndLibraOnTheClusterAndCleansUp) {
       std::string(LIBRA_BIN) +
       " bench cluster --workloads paper-30k --models lr --workers 2 "
       "--servers 1 --rows 20000 --epochs 1 --batch 500 --rate-mbit 200 --capacity forced "
-      "--run-timeout 120 --out " +
+      "--run-timeout 120 --repeat 2 --out " +
       out.string());
   ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("speedup over the rounds"), std::string::npos) << r.output;
   std::ifstream in(out / "cluster-report.json");
   const auto report = nlohmann::json::parse(in);
   ASSERT_EQ(report["configurations"].size(), 1u);
@@ -215,6 +216,18 @@ TEST(ClusterBenchTest, TrainsPlainAndLibraOnTheClusterAndCleansUp) {
       if (link["host"] == "server0") server_bytes_in = link["bytes_in"].get<uint64_t>();
     }
     EXPECT_GT(server_bytes_in, 0u) << run;
+  }
+  // Worker 0's iterations after the first, and the second round (--repeat
+  // 2): plain and Libra again with the same hot set, the same models.
+  EXPECT_GT(c["steady_speedup"].get<double>(), 0.0);
+  ASSERT_EQ(c["rounds"].size(), 2u);
+  EXPECT_EQ(c["over_rounds"]["rounds"].get<int>(), 2);
+  EXPECT_GT(c["rounds"][1]["speedup"].get<double>(), 0.0);
+  for (const char* run : {"plain", "libra"}) {
+    std::ifstream again(out / (std::string("paper-30k-lr-w2-s1-200mbit-r2-") + run + ".json"));
+    const auto second = nlohmann::json::parse(again, nullptr, false);
+    ASSERT_FALSE(second.is_discarded()) << run;
+    EXPECT_EQ(second["model_fingerprint"], c[run]["model_fingerprint"]) << run;
   }
   // The switch ran only in the Libra run, and every process reported its CPU.
   bool switchd_seen = false;

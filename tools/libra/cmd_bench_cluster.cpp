@@ -78,6 +78,11 @@ void AddBenchClusterCommand(CLI::App& bench, Runner& run) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   sub->add_option("--seed", options->seed, "Seed of data and model")->capture_default_str();
+  sub->add_option("--repeat", options->repeat,
+                  "Rounds of each configuration (plain and Libra again with the first round's "
+                  "hot set, alternating which runs first); a table of the median speedups follows")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 20));
   sub->add_flag("--verbose", options->verbose, "Echo every node's output");
   sub->callback([&run, options] {
     run = [options] { return cluster::RunClusterBench(*options, SelfPath()); };
