@@ -25,6 +25,15 @@ def server_bytes(run):
     return total_in / 1e6, total_out / 1e6
 
 
+def measured_speedup(c):
+    """(speedup, low, high): the median and range over the rounds of a
+    configuration run with --repeat, else its one run's."""
+    rounds = c.get("over_rounds", {}).get("speedup")
+    if rounds:
+        return rounds["median"], rounds["min"], rounds["max"]
+    return c["speedup"], c["speedup"], c["speedup"]
+
+
 def main():
     report_path, out_dir = sys.argv[1], sys.argv[2]
     with open(report_path) as f:
@@ -40,7 +49,12 @@ def main():
     rates = rates if isinstance(rates, list) else [rates]
 
     fig, ax = plt.subplots(figsize=(max(6, 1.1 * len(configs)), 4.5))
-    ax.bar([i - width / 2 for i in x], [c["speedup"] for c in configs], width, label="measured")
+    # With --repeat: the median over the rounds, their range as an error bar.
+    measured = [measured_speedup(c) for c in configs]
+    repeated = any("over_rounds" in c for c in configs)
+    ax.bar([i - width / 2 for i in x], [m[0] for m in measured], width,
+           yerr=[[m[0] - m[1] for m in measured], [m[2] - m[0] for m in measured]],
+           label="measured (median, range)" if repeated else "measured")
     ax.bar([i + width / 2 for i in x], [c["bound"]["speedup"] for c in configs], width,
            label="bound (coverage, N, M)", alpha=0.6)
     ax.axhline(1.0, color="gray", linewidth=0.8)
