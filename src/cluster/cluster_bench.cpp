@@ -351,9 +351,17 @@ int RunClusterBench(const ClusterBenchOptions& options, const std::string& self)
                   json again = RunRound(job, hot_set_path, tag + "-r" + std::to_string(k),
                                         /*libra_first=*/k % 2 == 0, where, options, self);
                   if (g_stop) break;
-                  if (!again.value("plain", json::object()).contains("samples_per_second") ||
-                      !again.value("libra", json::object()).contains("samples_per_second")) {
+                  const json& plain_again = again.value("plain", json::object());
+                  const json& libra_again = again.value("libra", json::object());
+                  if (!plain_again.contains("samples_per_second") ||
+                      !libra_again.contains("samples_per_second")) {
                     ++failures;
+                    std::printf("%-12s %-6s %2d %2d %6g | round %d failed: %s\n", w.name.c_str(),
+                                model_name.c_str(), n, m, rate, k,
+                                plain_again.contains("error") ? plain_again["error"].dump().c_str()
+                                : libra_again.contains("error")
+                                    ? libra_again["error"].dump().c_str()
+                                    : "no samples/s");
                     break;
                   }
                   CompareRuns(n, m, hot_share, options.target_loss, again);
