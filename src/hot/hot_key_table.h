@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "hot/prefetch.h"
+
 namespace libra::hot {
 
 using Key = uint64_t;
@@ -47,7 +49,7 @@ class HotKeyTable {
 
   // Starts loading the cache line `key` probes first. Counting loops issue it
   // a few keys ahead so that lookups of cold keys overlap their memory misses.
-  void Prefetch(Key key) const { __builtin_prefetch(&slots_[Home(key)]); }
+  void Prefetch(Key key) const { PrefetchForRead(&slots_[Home(key)]); }
 
   // Returns the value of `key`, inserting `initial` first if it is absent.
   Value& FindOrInsert(Key key, Value initial = Value{}) {

@@ -148,6 +148,22 @@ class HotSet {
   std::span<const CellAddress> CellsOf(Entry entry) const {
     return std::span<const CellAddress>(cells_).subspan(value_begin_[entry.index], entry.value_len);
   }
+  // For a caller that reads CellsOf(entries[i]) for i = 0, 1, ... in a row,
+  // before it reads entry i: fetches into the cache what CellsOf reads a
+  // few entries on, in two steps since the second read depends on the
+  // first (the key's first value, kLookAhead entries on; its cells, half as
+  // far, whose first value came in kLookAhead / 2 calls ago). A push's hot
+  // keys scatter over both arrays, and each read would otherwise wait on
+  // memory that the other processes on these cores have evicted.
+  void PrefetchCellsAhead(std::span<const Entry> entries, size_t i) const {
+    // (An entry of no hot key fetches nothing; CellsOf does not take it.)
+    if (i + kLookAhead < entries.size() && entries[i + kLookAhead].index < keys_.size()) {
+      PrefetchForRead(value_begin_.data() + entries[i + kLookAhead].index);
+    }
+    if (i + kLookAhead / 2 < entries.size() && entries[i + kLookAhead / 2].index < keys_.size()) {
+      PrefetchForRead(cells_.data() + value_begin_[entries[i + kLookAhead / 2].index]);
+    }
+  }
   // Who owns a cell, or nothing for a free or out-of-range cell.
   std::optional<CellOwner> OwnerOf(CellAddress cell) const;
 

@@ -105,6 +105,7 @@ const CellQueues& RowOrderQueuer::Queue(std::span<const hot::Key> keys,
   std::fill(marked_.begin(), marked_.end(), 0);
   for (std::vector<std::uint64_t>& queue : queues_) queue.clear();
   for (std::size_t i = 0; i < keys.size(); ++i) {
+    hot_set_->PrefetchCellsAhead(entries, i);
     const std::span<const hot::CellAddress> cells = hot_set_->CellsOf(entries[i]);
     for (std::size_t v = 0; v < cells.size(); ++v) {
       const std::size_t word = cells[v].array * words_per_array + cells[v].index / 64;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "hot/prefetch.h"
 #include "hotpath/messages/written_keys.h"
 
 namespace libra::hotpath {
@@ -51,6 +52,15 @@ std::vector<HotKeyRoutes::Report> HotKeyRoutes::WrittenKeysOf(
   const SumCheck::Epoch coefficients = check.ForEpoch(epoch);
   std::size_t offset = 0;
   for (std::size_t i = 0; i < hot_keys.size(); ++i) {
+    // The keys' owners and positions scatter over arrays of the hot set's
+    // size: fetched a few keys ahead (as HotSet::PrefetchAhead).
+    if (i + hot::HotSet::kLookAhead < hot_keys.size()) {
+      const std::uint32_t ahead = entries[i + hot::HotSet::kLookAhead].index;
+      if (ahead < owners_.size()) {
+        hot::PrefetchForRead(owners_.data() + ahead);
+        hot::PrefetchForRead(position_.data() + ahead);
+      }
+    }
     const hot::Key key = hot_keys[i];
     const auto [index, len] = entries[i];
     const std::uint32_t owner = owners_[index];
