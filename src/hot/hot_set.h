@@ -156,13 +156,9 @@ class HotSet {
   // keys scatter over both arrays, and each read would otherwise wait on
   // memory that the other processes on these cores have evicted.
   void PrefetchCellsAhead(std::span<const Entry> entries, size_t i) const {
-    // (An entry of no hot key fetches nothing; CellsOf does not take it.)
-    if (i + kLookAhead < entries.size() && entries[i + kLookAhead].index < keys_.size()) {
-      PrefetchForRead(value_begin_.data() + entries[i + kLookAhead].index);
-    }
-    if (i + kLookAhead / 2 < entries.size() && entries[i + kLookAhead / 2].index < keys_.size()) {
-      PrefetchForRead(cells_.data() + value_begin_[entries[i + kLookAhead / 2].index]);
-    }
+    // value_begin_ has a last entry past the keys', which no hot entry names.
+    PrefetchIndirectAhead(entries, i, std::span<const uint64_t>(value_begin_),
+                          std::span<const CellAddress>(cells_), kLookAhead);
   }
   // Who owns a cell, or nothing for a free or out-of-range cell.
   std::optional<CellOwner> OwnerOf(CellAddress cell) const;

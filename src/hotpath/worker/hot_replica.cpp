@@ -233,22 +233,13 @@ void HotReplica::Read(std::span<const hot::HotSet::Entry> entries, std::vector<f
   vals->resize(at + total);
   if (lens != nullptr) lens->reserve(lens->size() + entries.size());
   for (std::size_t i = 0; i < entries.size(); ++i) {
-    PrefetchAhead(entries, i);
+    // A read's keys scatter over both arrays: fetched a few keys ahead.
+    hot::PrefetchIndirectAhead(entries, i, std::span<const std::uint64_t>(first_value_),
+                               std::span<const Held>(held_), hot::HotSet::kLookAhead);
     const hot::HotSet::Entry& entry = entries[i];
     const std::uint64_t first = first_value_[entry.index];
     for (std::uint64_t v = first; v < first + entry.value_len; ++v) (*vals)[at++] = held_[v].value;
     if (lens != nullptr) lens->push_back(static_cast<int>(entry.value_len));
-  }
-}
-
-void HotReplica::PrefetchAhead(std::span<const hot::HotSet::Entry> entries, std::size_t i) const {
-  constexpr std::size_t kAhead = hot::HotSet::kLookAhead;
-  if (i + kAhead < entries.size() && entries[i + kAhead].index < first_value_.size()) {
-    hot::PrefetchForRead(first_value_.data() + entries[i + kAhead].index);
-  }
-  if (i + kAhead / 2 < entries.size() && entries[i + kAhead / 2].index < first_value_.size()) {
-    const std::uint64_t first = first_value_[entries[i + kAhead / 2].index];
-    if (first < held_.size()) hot::PrefetchForRead(held_.data() + first);
   }
 }
 

@@ -97,10 +97,6 @@ class HotReplica {
   bool EpochHasHole(std::uint32_t epoch) const;
 
  private:
-  // For Read's loop at entry i: fetches into the cache, a few entries on,
-  // the key's first value and then its values (both arrays are of the hot
-  // set's size, and a read's keys scatter over them).
-  void PrefetchAhead(std::span<const hot::HotSet::Entry> entries, std::size_t i) const;
   // Streams this far ahead of a server's next incomplete epoch are not kept:
   // the sender has at most two epochs in flight.
   static constexpr std::uint32_t kMaxEpochsAhead = 4;
