@@ -189,6 +189,10 @@ std::vector<EncodedPacket> PackUpdate(const hot::HotSet& hot_set, const wire::He
   cells.reserve(vals.size());
   std::uint32_t rows = 0;  // the highest row written, plus one
   for (std::size_t i = 0; i < keys.size(); ++i) {
+    // The written keys scatter over the hot set's arrays: without the
+    // prefetch each key's two dependent reads waited on memory (80 % of
+    // this function's samples in a forced LR job).
+    hot_set.PrefetchCellsAhead(entries, i);
     const std::span<const hot::CellAddress> addresses = hot_set.CellsOf(entries[i]);
     for (std::size_t v = 0; v < addresses.size(); ++v) {
       cells.push_back(wire::CellValue{addresses[v].array, addresses[v].index,

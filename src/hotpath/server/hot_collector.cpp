@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "hot/prefetch.h"
 #include "hotpath/messages/hot_packets.h"
 #include "hotpath/messages/written_keys.h"
 #include "hotpath/node/engine_loop.h"
@@ -138,6 +139,9 @@ struct HotCollector::Impl final : EngineHandler {
   void Finish(HotPathStatus status);
   // Appends owned key i, its length and its collected values to `epoch`.
   void AddWrittenKey(std::size_t i, CollectedEpoch* epoch) const;
+  // Fetches into the cache what AddWrittenKey reads of owned key i but its
+  // sums (whose place is itself read from memory).
+  void PrefetchWrittenKey(std::size_t i) const;
 
   std::uint32_t plan_packets() const { return static_cast<std::uint32_t>(plan->packets.size()); }
   bool PlanRows(const wire::Header& header);
@@ -226,6 +230,7 @@ struct HotCollector::Impl final : EngineHandler {
   // Bit i: some cell of owned key i was written in the epoch. A bitmap of
   // words, so that Finish visits the written keys only, not every owned one.
   std::vector<std::uint64_t> key_written;
+  std::vector<std::size_t> written_keys;  // Finish's list of the set bits (kept for its buffer)
   std::vector<bool> key_saturated;
   const EngineClock& clock;  // the timers' time (HotCollectorOptions::clock)
   Clock::time_point last_poll;
@@ -578,6 +583,12 @@ void HotCollector::Impl::HandleResult(const wire::Message& result) {
       return;
     }
     previous = slot.index;
+    // The slots' values land at scattered positions of the epoch's arrays
+    // (a RESULT answers one row of many keys'): start those reads now, so
+    // that the loop below does not wait on each in turn.
+    const std::uint32_t position = plan->value_of_slot[std::size_t{k} * num_arrays + slot.index];
+    hot::PrefetchForRead(key_of_value.data() + position);
+    hot::PrefetchForRead(fixed_sums.data() + position);
   }
   answered[k] = true;
   // The seq says which send of k this answers: the latest, or else (an
@@ -685,6 +696,13 @@ void HotCollector::Impl::AddWrittenKey(std::size_t i, CollectedEpoch* epoch) con
   if (key_saturated[i]) epoch->saturated_keys.push_back(owned_keys[i]);
 }
 
+void HotCollector::Impl::PrefetchWrittenKey(std::size_t i) const {
+  hot::PrefetchForRead(owned_keys.data() + i);
+  hot::PrefetchForRead(owned_entries.data() + i);
+  hot::PrefetchForRead(lens.data() + i);
+  hot::PrefetchForRead(first_value.data() + i);
+}
+
 void HotCollector::Impl::Finish(HotPathStatus status) {
   TraceEpoch("collected", options.server_id, next_epoch);
   CollectedEpoch epoch;
@@ -693,10 +711,25 @@ void HotCollector::Impl::Finish(HotPathStatus status) {
   epoch.num_merged = options.num_workers;
   epoch.from_switch = true;
   if (status == HotPathStatus::kOk) {
+    written_keys.clear();
     for (std::size_t w = 0; w < key_written.size(); ++w) {
       for (std::uint64_t bits = key_written[w]; bits != 0; bits &= bits - 1) {
-        AddWrittenKey(w * 64 + static_cast<std::size_t>(std::countr_zero(bits)), &epoch);
+        written_keys.push_back(w * 64 + static_cast<std::size_t>(std::countr_zero(bits)));
       }
+    }
+    // A sparse epoch writes a key here and there among the owned ones, each
+    // in arrays of its own: their reads are fetched a few keys ahead, the
+    // sums (placed by first_value) half as far.
+    constexpr std::size_t kAhead = 8;
+    epoch.keys.reserve(written_keys.size());
+    epoch.entries.reserve(written_keys.size());
+    epoch.lens.reserve(written_keys.size());
+    for (std::size_t n = 0; n < written_keys.size(); ++n) {
+      if (n + kAhead < written_keys.size()) PrefetchWrittenKey(written_keys[n + kAhead]);
+      if (n + kAhead / 2 < written_keys.size()) {
+        hot::PrefetchForRead(fixed_sums.data() + first_value[written_keys[n + kAhead / 2]]);
+      }
+      AddWrittenKey(written_keys[n], &epoch);
     }
     ++counters.epochs_collected;
   } else {
