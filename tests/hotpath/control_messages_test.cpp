@@ -325,13 +325,21 @@ TEST(HotPathController, ScaleLeavesHeadroomForEveryWorkersSum) {
     for (float max_abs : {1e-3f, 0.5f, 7.0f, 3000.0f}) {
       const int f = Controller::ChooseScaleBits(workers, max_abs);
       EXPECT_GE(f, 0);
-      EXPECT_LE(f, 24);
+      EXPECT_LE(f, 30);  // the switch's finest scale
       if (f > 0) {
         EXPECT_LE(double(workers) * max_abs * std::ldexp(1.0, f) * 16, 2147483648.0);
       }
     }
   }
   EXPECT_EQ(Controller::ChooseScaleBits(4, 0.0f), 16);  // nothing seen
+}
+
+TEST(HotPathController, ScaleIsTheLargestThatLeavesTheHeadroomUpToTheSwitchsFinest) {
+  // 4 x 0.14 x 2^27 x 16 = 1.2e9 fits an int32, 2^28 would not: F = 27,
+  // finer than float32's 24 bits for values below 1.
+  EXPECT_EQ(Controller::ChooseScaleBits(4, 0.14f), 27);
+  EXPECT_EQ(Controller::ChooseScaleBits(1, 1e-3f), 30);  // the switch's finest
+  EXPECT_EQ(Controller::ChooseScaleBits(64, 1e7f), 0);   // no room: the coarsest
 }
 
 }  // namespace

@@ -57,7 +57,9 @@ class Controller {
   }
 
   // The scale F for N workers whose values reach `max_abs`: N * max_abs *
-  // 2^F stays 16x below the int32 limit, F in [0, 24]; 16 if nothing is known.
+  // 2^F stays 16x below the int32 limit, F in [0, 30] (the switch's whole
+  // range: gradients well below 1 keep their low bits); 16 if nothing is
+  // known.
   static int ChooseScaleBits(uint32_t num_workers, float max_abs);
 
   // The cost model's choice (LIBRA_CAPACITY=auto) for the scheduler's report:
