@@ -48,7 +48,7 @@ int Controller::ChooseScaleBits(uint32_t num_workers, float max_abs) {
   // Up to the switch's finest scale, not float32's 24 bits: a value of
   // magnitude 2^-e keeps 24 - e bits at F = 24, and a DeepFM run whose
   // gradients stay below 0.2 ended 3.5e-3 above plain's held-out loss at
-  // F = 24 and within 1e-5 of it at the F = 27 this gives (PERFORMANCE.md).
+  // F = 24 and 1.0e-5 from it at the F = 27 this gives (PERFORMANCE.md).
   return std::clamp(static_cast<int>(std::floor(room)),
                     libra::dataplane::FixedPointCodec::kMinScaleBits,
                     libra::dataplane::FixedPointCodec::kMaxScaleBits);

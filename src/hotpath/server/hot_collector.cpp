@@ -717,9 +717,10 @@ void HotCollector::Impl::Finish(HotPathStatus status) {
         written_keys.push_back(w * 64 + static_cast<std::size_t>(std::countr_zero(bits)));
       }
     }
-    // A sparse epoch writes a key here and there among the owned ones, each
-    // in arrays of its own: their reads are fetched a few keys ahead, the
-    // sums (placed by first_value) half as far.
+    // A sparse epoch writes a key here and there among the owned ones, so
+    // each key's reads of owned_keys, owned_entries, lens and first_value
+    // would miss: they are fetched kAhead keys on, and its sums (which
+    // first_value places) half as far, once that read is in.
     constexpr std::size_t kAhead = 8;
     epoch.keys.reserve(written_keys.size());
     epoch.entries.reserve(written_keys.size());
