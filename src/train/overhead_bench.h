@@ -40,8 +40,10 @@ void CheckOverheadBenchOptions(const OverheadBenchOptions& options);
 // {"options": ..., "configs": [ {model, batch, workers, servers, hot_set,
 //   round, plain: {...}, libra: {...}, ratio}, ... ], "summary": [ {model,
 //   batch, workers, servers, hot_set, ratios, median_ratio, min_ratio,
-//   max_ratio}, ... ]} (one summary entry per configuration and hot set, over
-//   the rounds), where plain and libra hold
+//   max_ratio}, ... ] (one summary entry per configuration and hot set, over
+//   the rounds), "hot_sets": [ {hot_set, configurations, rounds,
+//   geometric_mean_ratio, medians_at_least_0_95}, ... ] (one per hot set,
+//   over every configuration and round)}, where plain and libra hold
 // samples_per_second, worker 0's per-iteration split, server 0's hot-path
 // time per epoch, and packets and bytes per epoch by kind at every node.
 // Prints a table as it goes. Throws std::runtime_error when a run fails.

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -106,6 +107,31 @@ TEST(BenchOverheadCommand, RoundsAlternateThePlainRunsPlaceAndTheSummaryTakesThe
     EXPECT_DOUBLE_EQ(s["max_ratio"].get<double>(), ratios[2]);
   }
   EXPECT_THAT(run.output, ::testing::HasSubstr("ratio over the rounds"));
+
+  // Per hot set, over every configuration and round: the geometric mean of
+  // the ratios, and how many configurations' medians reach 0.95.
+  const nlohmann::json& hot_sets = report.at("hot_sets");
+  ASSERT_EQ(hot_sets.size(), 2u);
+  for (const nlohmann::json& h : hot_sets) {
+    double log_sum = 0;
+    int rounds = 0;
+    for (const nlohmann::json& c : report["configs"]) {
+      if (c["hot_set"] != h["hot_set"]) continue;
+      log_sum += std::log(c["ratio"].get<double>());
+      ++rounds;
+    }
+    EXPECT_EQ(h["rounds"].get<int>(), rounds);
+    EXPECT_EQ(h["configurations"].get<int>(), 1);
+    EXPECT_NEAR(h["geometric_mean_ratio"].get<double>(), std::exp(log_sum / rounds), 1e-12);
+    const bool median_reaches = [&] {
+      for (const nlohmann::json& s : summary) {
+        if (s["hot_set"] == h["hot_set"]) return s["median_ratio"].get<double>() >= 0.95;
+      }
+      return false;
+    }();
+    EXPECT_EQ(h["medians_at_least_0_95"].get<int>(), median_reaches ? 1 : 0);
+  }
+  EXPECT_THAT(run.output, ::testing::HasSubstr("over every configuration and round"));
 }
 
 TEST(BenchOverheadCommand, ABadOptionIsNamed) {
