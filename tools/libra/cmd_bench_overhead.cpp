@@ -39,8 +39,10 @@ void AddBenchOverheadCommand(CLI::App& bench, Runner& run) {
                   "keys to force, or plain (the plain PS against itself: the bench's noise)")
       ->delimiter(',')
       ->capture_default_str();
-  sub->add_option("--repeat", o.repeat, "rounds of every configuration, interleaved (odd rounds run plain last); "
-                  "the summary gives each configuration's median ratio")
+  sub->add_option("--repeat", o.repeat,
+                  "rounds of every configuration, interleaved (odd rounds run plain last); "
+                  "the summary gives each configuration's median ratio, and each hot set's "
+                  "geometric mean over every round")
       ->capture_default_str();
   sub->add_option("--json", flags->json_path, "write the report here");
   sub->callback([&run, flags] {
