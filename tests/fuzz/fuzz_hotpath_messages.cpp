@@ -1,5 +1,5 @@
 // Fuzzes the hot path's control-plane decoders (JOIN, INSTALL, REPAIR,
-// SWITCH_DOWN, FALLBACK_PUSH, RESUME, WRITTEN_KEYS, REPAIR_PACKETS): the
+// SWITCH_DOWN, FALLBACK_PUSH, RESUME, WRITTEN_KEYS, REPAIR_PACKETS, SCALE): the
 // first byte picks the decoder, the rest is the SimpleApp body. Invariants:
 //   - a body that decodes encodes back to the same bytes (INSTALL: the same
 //     up to what the encoder normalises: the enabled byte is 0 or 1);
@@ -87,7 +87,7 @@ void MergeAsAServer(const WrittenKeys& report) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
   const std::string body(reinterpret_cast<const char*>(data + 1), size - 1);
-  switch (data[0] % 8) {
+  switch (data[0] % 9) {
     case 0: {
       RoundTrip<JoinRequest>(body, DecodeJoin, true);
       // The header the controller reads first is the whole JOIN's.
@@ -133,7 +133,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (report) MergeAsAServer(*report);
       break;
     }
-    default: {
+    case 7: {
       RoundTrip<PacketRepair>(body, DecodePacketRepair, true);
       const std::optional<PacketRepair> repair = DecodePacketRepair(body);
       if (repair) {
@@ -143,6 +143,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       }
       break;
     }
+    default:
+      RoundTrip<ScaleReport>(body, DecodeScale, true);
+      break;
   }
   return 0;
 }

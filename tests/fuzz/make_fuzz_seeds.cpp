@@ -453,6 +453,13 @@ void ControlMessageSeeds() {
   join.counted_values = 199;
   join.counts = {{10, 1, 99, 0}, {11, 2, 50, 1}};
   Save("hotpath_messages", "join", std::string(1, '\0') + libra::hotpath::Encode(join));
+  join.counts.clear();
+  join.max_abs_value = 0;
+  join.scale_follows = true;
+  Save("hotpath_messages", "join_scale_follows",
+       std::string(1, '\0') + libra::hotpath::Encode(join));
+  Save("hotpath_messages", "scale",
+       "\x08" + libra::hotpath::Encode(libra::hotpath::ScaleReport{2, 0.1875f}));
   libra::hotpath::Install install;
   install.enabled = true;
   install.job_id = 7;

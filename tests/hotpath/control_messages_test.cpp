@@ -24,6 +24,7 @@ JoinRequest SampleJoin() {
   join.plain_epoch_seconds = 0.125f;
   join.counted_pairs = 30;
   join.counted_values = 45;
+  join.scale_follows = true;
   join.counts = {{7, 1, 10, 0}, {9, 4, 3, 1}, {~0ull, 2, 1, 2}};
   return join;
 }
@@ -66,6 +67,7 @@ void ExpectSameJoinHeader(const JoinRequest& back, const JoinRequest& join) {
   EXPECT_EQ(back.plain_epoch_seconds, join.plain_epoch_seconds);
   EXPECT_EQ(back.counted_pairs, join.counted_pairs);
   EXPECT_EQ(back.counted_values, join.counted_values);
+  EXPECT_EQ(back.scale_follows, join.scale_follows);
 }
 
 TEST(HotPathMessages, JoinRoundTrips) {
@@ -95,11 +97,28 @@ TEST(HotPathMessages, AJoinsHeaderIsReadWithoutItsCounts) {
   const std::string cut = body.substr(0, body.size() - 2);
   EXPECT_FALSE(DecodeJoin(cut));
   EXPECT_TRUE(DecodeJoinHeader(cut));
-  const size_t header_bytes = 1 + 4 + 4 + 2 + 4 + 4 + 4 + 8 + 8;
+  const size_t header_bytes = 1 + 4 + 4 + 2 + 4 + 4 + 4 + 8 + 8 + 1;
   for (size_t n = 0; n < header_bytes; ++n) EXPECT_FALSE(DecodeJoinHeader(body.substr(0, n))) << n;
   std::string no_role = body;
   no_role[0] = 3;
   EXPECT_FALSE(DecodeJoinHeader(no_role));
+  std::string bad_flag = body;
+  bad_flag[header_bytes - 1] = 2;  // scale_follows is 0 or 1
+  EXPECT_FALSE(DecodeJoinHeader(bad_flag));
+}
+
+// A worker that joined at its first pull reports its first push's largest
+// value in a SCALE: rank and magnitude, nothing more.
+TEST(HotPathMessages, ScaleRoundTripsAndRejectsEveryTruncationAndTrailingByte) {
+  const ScaleReport scale{5, 0.1875f};
+  const std::string body = Encode(scale);
+  EXPECT_EQ(body.size(), 8u);
+  const std::optional<ScaleReport> back = DecodeScale(body);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->rank, 5u);
+  EXPECT_EQ(back->max_abs_value, 0.1875f);
+  for (size_t n = 0; n < body.size(); ++n) EXPECT_FALSE(DecodeScale(body.substr(0, n))) << n;
+  EXPECT_FALSE(DecodeScale(body + "x"));
 }
 
 // A worker's JOIN lists up to a switch's worth of hashed keys: each count
@@ -140,7 +159,7 @@ TEST(HotPathMessages, AJoinsCountsAscendByKeyEachKeyOnce) {
   std::string body = Encode(SampleJoin());
   const char more[] = {0, 1, 1, 0};  // gap, value_len, updates, server
   body.append(more, sizeof more);
-  const size_t count_at = 1 + 4 + 4 + 2 + 4 + 4 + 4 + 8 + 8;  // role ... counted_values
+  const size_t count_at = 1 + 4 + 4 + 2 + 4 + 4 + 4 + 8 + 8 + 1;  // role ... scale_follows
   ASSERT_EQ(static_cast<uint8_t>(body[count_at]), 3);
   body[count_at] = 4;
   EXPECT_FALSE(DecodeJoin(body));

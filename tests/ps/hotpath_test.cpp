@@ -17,7 +17,10 @@
 
 #include "common/run_command.h"
 #include "common/switchd_process.h"
+#include "common/temp_dir.h"
 #include "customers_job.h"
+#include "hot/hot_set.h"
+#include "hot/placement.h"
 #include "launch/launcher.h"
 
 namespace {
@@ -178,6 +181,32 @@ TEST(HotPathCustomersAsWorkersFallback, EachCustomerResumesWhenTheSwitchIsBack) 
   restarter.join();
   EXPECT_TRUE(again) << "the switch did not die at epoch 10\n" << output.str();
   EXPECT_EQ(status, 0) << output.str();
+}
+
+// With a hot-set file (no sampling) a worker joins at its first pull and
+// reports its first push's magnitude in a SCALE; one that pushes before it
+// pulls joins at that push. Both kinds of program get exact sums from the
+// first epoch on, and a job whose workers only pull ends (the controller
+// answers once their paths drain) instead of waiting for a push.
+TEST(HotPathFile, ProgramsThatPushFirstPullFirstOrOnlyPullGetTheirResults) {
+  libra::train::testing::TempDir dir;
+  const std::string hot_set_path = dir.File("hot.set");
+  // Keys 0 and 1 open the one server's key range: kv_program's TestKeys
+  // holds both.
+  libra::hot::WriteHotSetFile(
+      libra::hot::PlaceHotSet({{0, 1, 10}, {1, 1, 9}}, libra::hot::SwitchLayout{},
+                              libra::hot::HeatPlacement()),
+      hot_set_path);
+  for (const std::string mode : {"sum", "pushpull", "pullonly"}) {
+    libra::test_support::SwitchdProcess sw;
+    const CommandResult r =
+        RunCommand("LIBRA_SWITCH=" + sw.data.ToString() + " LIBRA_SWITCH_CONTROL=" + sw.control +
+                   " LIBRA_HOT_SET=" + hot_set_path + " " + LIBRA_BIN +
+                   " launch --timeout 60 -s 1 -w 2 -- " + KV_PROGRAM + " " + mode);
+    EXPECT_EQ(r.status, 0) << mode << "\n" << r.output;
+    EXPECT_EQ(CountOccurrences(r.output, "PASS " + mode), 2) << r.output;
+    EXPECT_NE(r.output.find("libra: hot path on from epoch 0"), std::string::npos) << r.output;
+  }
 }
 
 // Without a reachable switch the controller says why and the job runs on the

@@ -101,6 +101,17 @@ void RunSum(KVWorker<float>& kv) {
   PullAndCheck(kv, keys, static_cast<float>(repeat * NumWorkers()));
 }
 
+// Pulls and never pushes (an evaluating worker): every value is the
+// default handle's zero. With a hot-set file the worker joins at this pull
+// and must not keep the job from ending for want of a first push.
+void RunPullOnly(KVWorker<float>& kv) {
+  const auto keys = TestKeys(7, 100);
+  std::vector<float> vals;
+  kv.Wait(kv.Pull(keys, &vals));
+  Expect(vals.size() == keys.size(), "pull returned " + std::to_string(vals.size()) + " values");
+  for (float v : vals) Expect(v == 0.0f, "a value nobody pushed is " + std::to_string(v));
+}
+
 void RunMany(KVWorker<float>& kv) {
   auto keys = TestKeys(2, 200);
   SArray<Key> skeys(keys);
@@ -269,7 +280,7 @@ int main(int argc, char** argv) {
   if (IsServer()) {
     // Created after Start on purpose: requests that arrive earlier must wait.
     server = std::make_unique<KVServer<float>>(0);
-    if (mode == "sum") {
+    if (mode == "sum" || mode == "pullonly") {
       server->set_request_handle(KVServerDefaultHandle<float>());
     } else {
       server->set_request_handle(VarLenStore());
@@ -286,6 +297,8 @@ int main(int argc, char** argv) {
         RunSum(kv);
       else if (mode == "many")
         RunMany(kv);
+      else if (mode == "pullonly")
+        RunPullOnly(kv);
       else if (mode == "pushpull")
         RunPushPull(kv);
       else if (mode == "zerocopy")

@@ -837,6 +837,27 @@ TEST_F(TrainJobTest, AHotSetFromLibraProfileCarriesTheTrainingJobsKeys) {
   EXPECT_GT(hot_values, 0u) << "the profiled keys are not the keys the job pushes";
 }
 
+// With a hot-set file the workers join at their first pull, before they
+// have a value, and the first push's SCALE gives the fixed-point scale: the
+// scale is one for LR's first gradients (below 1: F of 26 or more for two
+// workers), not the 16 of a scale chosen from nothing, the same on every
+// worker, and the hot path runs from the first epoch.
+TEST_F(TrainJobTest, WithAHotSetFileTheFirstPushGivesTheScale) {
+  const nlohmann::json report = TrainOnAProfiledHotSet("--capacity 2000", "scaled");
+  ASSERT_FALSE(report.is_discarded());
+  std::vector<int> scales;
+  for (const nlohmann::json& node : report["nodes"]) {
+    if (node.value("role", "") != "worker") continue;
+    const nlohmann::json& hot = node["hot_path"];
+    scales.push_back(hot.value("scale_bits", 0));
+    EXPECT_GE(scales.back(), 26) << hot.dump();
+    EXPECT_EQ(hot.value("epochs_hot", uint64_t{0}), report["iterations"]["count"].get<uint64_t>())
+        << hot.dump();
+  }
+  ASSERT_EQ(scales.size(), 2u);
+  EXPECT_EQ(scales[0], scales[1]);
+}
+
 // A hot-set file that holds no keys (a profile where nothing qualified)
 // keeps the job plain, and the workers, which read it too, do not wait for
 // the controller's INSTALL at their first push: the job costs no round trip.

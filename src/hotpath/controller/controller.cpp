@@ -111,15 +111,49 @@ void Controller::OnJoin(const ps::SimpleData& request, ps::SimpleApp* app) {
       return;
     }
     joins_.emplace_back(std::move(answer_to), std::move(*join));
-    if (joins_.size() < static_cast<size_t>(num_workers_ + num_servers_)) return;
-    const auto last_join = std::chrono::steady_clock::now();
-    install = Decide();
-    decide_time_ = std::chrono::duration_cast<std::chrono::microseconds>(
-        std::chrono::steady_clock::now() - last_join);
-    answered = std::move(joins_);
-    joins_.clear();
-    counts_ = {};
+    if (!ReadyToDecide()) return;
+    install = DecideAndTakeJoins(&answered);
   }
+  Answer(install, answered, app);
+}
+
+void Controller::OnScale(const ScaleReport& scale) {
+  std::vector<std::pair<ps::SimpleData, JoinRequest>> answered;
+  Install install;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // The first SCALE sets it, later ones before the choice raise it; one
+    // after the choice (every JOIN answered) changes nothing.
+    scale_max_abs_ = std::max(scale_max_abs_.value_or(0.0f), scale.max_abs_value);
+    if (!ReadyToDecide()) return;
+    install = DecideAndTakeJoins(&answered);
+  }
+  Answer(install, answered, app_);
+}
+
+bool Controller::ReadyToDecide() const {
+  if (joins_.size() < static_cast<size_t>(num_workers_ + num_servers_)) return false;
+  if (scale_max_abs_) return true;
+  // Workers that joined at their first pull: the scale waits for the first
+  // of their pushes (SCALE), the only values there are.
+  return std::none_of(joins_.begin(), joins_.end(),
+                      [](const auto& j) { return j.second.scale_follows; });
+}
+
+Install Controller::DecideAndTakeJoins(std::vector<std::pair<ps::SimpleData, JoinRequest>>* joins) {
+  const auto last_join = std::chrono::steady_clock::now();
+  Install install = Decide();
+  decide_time_ = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::steady_clock::now() - last_join);
+  *joins = std::move(joins_);
+  joins_.clear();
+  counts_ = {};
+  return install;
+}
+
+void Controller::Answer(const Install& install,
+                        const std::vector<std::pair<ps::SimpleData, JoinRequest>>& joins,
+                        ps::SimpleApp* app) {
   if (install.enabled) {
     LOG(INFO) << "libra: hot path on from epoch " << install.first_epoch << ": "
               << install.hot_set->size() << " hot keys, " << install.hot_set->num_values()
@@ -127,8 +161,9 @@ void Controller::OnJoin(const ps::SimpleData& request, ps::SimpleApp* app) {
   } else {
     LOG(WARNING) << "libra: staying on the plain parameter server: " << install.reason;
   }
+  if (app == nullptr) return;  // stopped
   const std::string answer = Encode(install);
-  for (const auto& [req, unused] : answered) app->Response(req, answer);
+  for (const auto& [req, unused] : joins) app->Response(req, answer);
 }
 
 std::shared_ptr<const libra::hot::HotSet> Controller::ChooseFromSamples(
@@ -271,7 +306,7 @@ Install Controller::Decide() {
     if (install.hot_set == nullptr || install.hot_set->size() == 0) return install;
     if (!saved) {
       install.hot_set = BandByServer(install.hot_set, install.owners);
-      float max_abs = 0;
+      float max_abs = scale_max_abs_.value_or(0.0f);
       for (const auto& [req, join] : joins_) max_abs = std::max(max_abs, join.max_abs_value);
       install.scale_bits =
           config_.scale_bits.value_or(ChooseScaleBits(install.num_workers, max_abs));

@@ -38,8 +38,14 @@ class Controller {
  public:
   Controller(const HotPathConfig& config, int num_workers, int num_servers);
 
-  // A JOIN arrived (ps::SimpleApp request handle): answers all once all are in.
+  // A JOIN arrived (ps::SimpleApp request handle): answers all once all are
+  // in, and, when a worker joined before its first push (scale_follows),
+  // once a SCALE has come too.
   void OnJoin(const ps::SimpleData& request, ps::SimpleApp* app);
+  // A worker's SCALE: the largest |value| of its first push. The first one
+  // decides the fixed-point scale for workers that joined at their first
+  // pull (answered through the app of SetApp).
+  void OnScale(const ScaleReport& scale);
   // The app to send the nodes FALLBACK, RESUME_QUERY and RESUME with.
   void SetApp(ps::SimpleApp* app, int switch_down_head, int resume_query_head, int resume_head);
   // A node (id `sender`) found the switch dead.
@@ -68,6 +74,13 @@ class Controller {
   nlohmann::json CostReport();
 
  private:
+  // Every node has joined, and the scale's magnitude is known (from the
+  // JOINs, or a SCALE when a worker's JOIN said one follows). Under mu_.
+  bool ReadyToDecide() const;
+  // Decides, and takes the JOINs to answer. Under mu_.
+  Install DecideAndTakeJoins(std::vector<std::pair<ps::SimpleData, JoinRequest>>* joins);
+  void Answer(const Install& install,
+              const std::vector<std::pair<ps::SimpleData, JoinRequest>>& joins, ps::SimpleApp* app);
   Install Decide();
   // The switch layout for this many workers, and the cells a hot set may
   // take of it (LIBRA_CAPACITY, or all).
@@ -109,6 +122,8 @@ class Controller {
   // counts, are in counts_).
   std::vector<std::pair<ps::SimpleData, JoinRequest>> joins_;
   JoinCounts counts_;
+  // The largest |value| the SCALEs have reported, once one has come.
+  std::optional<float> scale_max_abs_;
   bool installed_ = false;
   std::optional<libra::hot::CostPrediction> cost_;  // the cost model's choice
   std::string cost_why_;

@@ -26,6 +26,7 @@ std::string Encode(const JoinRequest& join) {
   w.Put(join.plain_epoch_seconds);
   w.Put(join.counted_pairs);
   w.Put(join.counted_values);
+  w.Put<uint8_t>(join.scale_follows ? 1 : 0);
   // Compact, since a worker's JOIN lists up to a switch's worth of keys
   // (~50k: 1.25 MB at fixed width, to encrypt, send and read while the job
   // trains): each key as its distance from the one before, less one (they
@@ -56,8 +57,11 @@ bool GetJoinHeader(ByteReader& r, JoinRequest* join) {
       !r.Get(&join->counted_values)) {
     return false;
   }
+  uint8_t scale_follows = 0;
+  if (!r.Get(&scale_follows) || scale_follows > 1) return false;
   if (role != 1 && role != 2) return false;
   join->role = static_cast<JoinRequest::Role>(role);
+  join->scale_follows = scale_follows == 1;
   return true;
 }
 
@@ -93,6 +97,20 @@ std::optional<JoinRequest> DecodeJoin(const std::string& body) {
   }
   if (!r.AtEnd()) return std::nullopt;
   return join;
+}
+
+std::string Encode(const ScaleReport& scale) {
+  ByteWriter w;
+  w.Put(scale.rank);
+  w.Put(scale.max_abs_value);
+  return w.Take();
+}
+
+std::optional<ScaleReport> DecodeScale(const std::string& body) {
+  ByteReader r(body);
+  ScaleReport scale;
+  if (!r.Get(&scale.rank) || !r.Get(&scale.max_abs_value) || !r.AtEnd()) return std::nullopt;
+  return scale;
 }
 
 std::string Encode(const Install& install) {

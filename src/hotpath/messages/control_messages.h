@@ -4,6 +4,9 @@
 //   JOIN    node -> controller: "I take part": role, rank, the UDP address
 //           the node will use, and (workers, sampling mode) the keys it
 //           counted and the largest gradient magnitude it saw.
+//   SCALE   worker -> controller, at its first push, after a JOIN sent at
+//           its first pull (a hot-set file, no sampling): the largest
+//           gradient magnitude of that push, which the JOIN could not hold.
 //   INSTALL controller -> node (the response to JOIN): the hot set with its
 //           placement, the epoch at which the hot path starts and the job's
 //           UPDATE key, or the reason the job stays on the plain parameter
@@ -70,6 +73,10 @@ struct JoinRequest {
   // set before it reads a count (cost_model.h, NoSetCanPay).
   uint64_t counted_pairs = 0;
   uint64_t counted_values = 0;
+  // A worker that joined at its first pull, before it had a value: its
+  // largest |value| comes in a SCALE at its first push, and the controller
+  // waits for one before it picks the fixed-point scale.
+  bool scale_follows = false;
   // Ascending by key, each key once (Encode throws otherwise; DecodeJoin
   // gives nothing else).
   std::vector<KeyCount> counts;
@@ -90,6 +97,12 @@ struct Install {
   // for each job, sent to the servers and workers only (never the switch),
   // and not kept in an INSTALL file.
   UpdateKey update_key;
+};
+
+// SCALE worker -> controller (an early JOIN's follow-up, see above).
+struct ScaleReport {
+  uint32_t rank = 0;
+  float max_abs_value = 0;  // largest |value| of the worker's first push
 };
 
 // REPAIR worker -> servers: the values of these hot keys as of `epoch` (a
@@ -169,6 +182,8 @@ std::optional<JoinRequest> DecodeJoin(const std::string& body);
 // ~10 bytes a key, up to the switch's cells). DecodeJoin of the same body
 // may still find its counts malformed.
 std::optional<JoinRequest> DecodeJoinHeader(const std::string& body);
+std::string Encode(const ScaleReport& scale);
+std::optional<ScaleReport> DecodeScale(const std::string& body);
 std::string Encode(const Install& install);
 std::optional<Install> DecodeInstall(const std::string& body);
 std::string Encode(const Repair& repair);

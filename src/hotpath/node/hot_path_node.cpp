@@ -23,6 +23,7 @@ enum Head : int {
   kValues = 7,
   kWrittenKeys = 8,
   kPacketRepair = 9,
+  kScale = 10,
 };
 
 // The node's own IPv4 address: the host it registered with (DMLC_NODE_HOST or
@@ -130,6 +131,16 @@ void HotPathNode::Start() {
         std::optional<SwitchDown> down = DecodeSwitchDown(request.body);
         app->Response(request);
         if (down) controller_->OnSwitchDown(*down, request.sender);
+        return;
+      }
+      if (request.head == kScale) {
+        std::optional<ScaleReport> scale = DecodeScale(request.body);
+        app->Response(request);
+        if (scale) {
+          controller_->OnScale(*scale);
+        } else {
+          LOG(ERROR) << "libra controller: dropped a malformed SCALE from node " << request.sender;
+        }
         return;
       }
       controller_->OnJoin(request, app);
@@ -320,6 +331,10 @@ void HotPathNode::SendWrittenKeys(int server, const WrittenKeys& keys) {
     static_cast<ControlPlaneApp*>(app_.get())
         ->Notify(kWrittenKeys, Encode(keys), ps::Postoffice::ServerRankToID(server));
   }
+}
+
+void HotPathNode::ReportScale(const ScaleReport& scale) {
+  if (app_) app_->Request(kScale, Encode(scale), ps::kScheduler);
 }
 
 Install HotPathNode::JoinAndWait(const JoinRequest& join) {

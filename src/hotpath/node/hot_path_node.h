@@ -74,6 +74,9 @@ class HotPathNode {
   // Worker: sends JOIN and blocks until the controller answers (on the
   // worker path's JOIN thread).
   Install JoinAndWait(const JoinRequest& join);
+  // Worker: after a JOIN with scale_follows, the largest |value| of its
+  // first push (answered by the controller, but nobody waits for that).
+  void ReportScale(const ScaleReport& scale);
   // Worker: asks every server for the values of `request.keys` as of
   // `request.epoch` (a replica gap) and returns their answers.
   std::vector<Repair> RequestRepair(const Repair& request);

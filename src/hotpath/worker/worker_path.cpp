@@ -108,6 +108,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
   ~WorkerPathImpl() override {
     // A job that ends between the JOIN and the first hot epoch: the JOIN's
     // thread still uses this path until the INSTALL comes.
+    SendPendingScale();
     if (install_coming_.valid()) install_coming_.wait();
     Drain();
     node_->RemoveDrain(drain_id_);
@@ -143,6 +144,13 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     if (epoch < join_epoch_) sampler_.Count(all);
     if (epoch <= join_epoch_) sampler_.NotePushAt(std::chrono::steady_clock::now());
     if (epoch >= join_epoch_ && !joined_) SendJoin(all, epoch);
+    if (scale_follows_) {
+      // The JOIN went at the first pull, before any value: this push's
+      // largest one sets the fixed-point scale.
+      scale_follows_ = false;
+      sampler_.NoteMagnitudes(all);
+      node_->ReportScale(ScaleReport{sender_options_.worker_id, sampler_.max_abs()});
+    }
     // An empty hot-set file: the INSTALL, which can only say plain, is
     // taken once it is here rather than waited for.
     if (plain_by_file_ && install_coming_.valid() &&
@@ -215,6 +223,13 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
   bool Pull(const ps::SArray<ps::Key>& keys, ps::SArray<ps::Key>* cold_keys,
             PartDone done) override {
     std::lock_guard<std::mutex> lock(push_mu_);
+    if (JoinsAtFirstPull()) {
+      // The INSTALL then comes while this pull and the first batch run,
+      // not after every worker's first push (what it waits for is the first
+      // SCALE, sent at this worker's first push or another's).
+      SendJoin(Parts{}, 0);
+      scale_follows_ = install_coming_.valid();
+    }
     if (!hot_set_) {
       *cold_keys = keys;
       return false;
@@ -267,6 +282,28 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     return Config().capacity_cells > 0 ? std::min(cells, Config().capacity_cells) : cells;
   }
 
+  // A worker that joined at its first pull and never pushed: its SCALE
+  // (nothing seen) lets the controller answer the JOINs, which this path's
+  // destructor and every other worker's first push wait for.
+  void SendPendingScale() {
+    std::lock_guard<std::mutex> lock(push_mu_);
+    if (!scale_follows_) return;
+    scale_follows_ = false;
+    node_->ReportScale(ScaleReport{sender_options_.worker_id, 0.0f});
+  }
+
+  // With a hot-set file (no counts to wait for) a worker joins at its first
+  // pull, before its first push, so that the controller need not wait for
+  // the last worker's push to install the job: the first push of any worker
+  // gives the scale (SCALE). Not in a job resumed from a checkpoint (it
+  // joins at the epoch it resumes at) nor with an empty file (the worker
+  // does not wait for that INSTALL).
+  bool JoinsAtFirstPull() const {
+    const HotPathConfig& config = Config();
+    return !joined_ && epochs_pushed_ == 0 && join_epoch_ == 0 && !config.sampling() &&
+           config.install_path.empty() && !plain_by_file_ && resume_epoch.load() == 0;
+  }
+
   // Sends this worker's JOIN: the counts of its sampling phase, made
   // heaviest-first and routed on a thread of their own while the worker
   // goes on pushing plain epochs; install_coming_ holds the answer.
@@ -292,6 +329,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     join.address = node_->ReserveUdpEndpoint();
     join.max_abs_value = sampler_.max_abs();
     join.plain_epoch_seconds = static_cast<float>(sampler_.MedianEpochSeconds());
+    join.scale_follows = epochs_pushed_ == 0;  // joined at its first pull
     // Who this worker is on the switch, for its sender once installed.
     sender_options_.worker_id = static_cast<uint16_t>(join.rank);
     sender_options_.local = join.address;
@@ -340,6 +378,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     sender_options_.key_owners.assign(routes_->owners().begin(), routes_->owners().end());
     sender_options_.update_key = install.update_key;
     sum_check_.emplace(install.update_key, install.scale_bits);
+    scale_bits_ = install.scale_bits;
     StartSender(install.job_id, install.first_epoch, 0);
     LOG(INFO) << "libra: worker " << sender_options_.worker_id << " on the hot path from epoch "
               << install.first_epoch << " (" << hot_set_->size() << " hot keys)";
@@ -693,6 +732,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
       std::unique_lock<std::mutex> lock(drain_mu_);
       drained_.wait(lock, [this] { return tasks_pending_ == 0; });
     }
+    SendPendingScale();
     const auto start = Clock::now();
     auto next_probe = start + kSilentReplicaTimeout;
     auto next_repair = start + kRepairAfter;
@@ -772,6 +812,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     if (!hot_set_) return out;
     out["hot_keys"] = hot_set_->size();
     out["hot_values"] = hot_set_->num_values();
+    out["scale_bits"] = scale_bits_;  // the switch's fixed point: value x 2^F
     if (!sender_) return out;
     const libra::hotpath::HotSenderCounters c = sender_->counters();
     const double slots = double(c.data_packets) * hot_set_->layout().num_arrays;
@@ -819,6 +860,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
   uint32_t next_epoch_ = 0;
   uint64_t epochs_pushed_ = 0;  // by this process (a resumed job starts at resume_epoch)
   bool joined_ = false;
+  bool scale_follows_ = false;  // joined at the first pull: SCALE at the first push
   std::atomic<uint64_t> keys_counted_{0}, keys_sent_{0};  // sampled, and in the JOIN
   // From the JOIN on until the first hot epoch: what the controller answers.
   std::future<Install> install_coming_;
@@ -831,6 +873,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
   std::unique_ptr<const HotKeyRoutes> routes_;       // set with hot_set_
   libra::hotpath::HotSenderOptions sender_options_;  // all but the job and the first epoch
   std::optional<SumCheck> sum_check_;                // keyed by the install
+  int scale_bits_ = 0;                               // the install's F
   // The switch's side: null while the switch is down (fallback_).
   std::shared_ptr<libra::hotpath::HotSender> sender_;
   uint32_t sender_first_epoch_ = 0;
