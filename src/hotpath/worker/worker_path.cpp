@@ -143,7 +143,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     TraceEpoch("push", static_cast<int>(sender_options_.worker_id), epoch);
     if (epoch < join_epoch_) sampler_.Count(all);
     if (epoch <= join_epoch_) sampler_.NotePushAt(std::chrono::steady_clock::now());
-    if (epoch >= join_epoch_ && !joined_) SendJoin(all, epoch);
+    if (epoch >= join_epoch_ && !joined_) SendJoin(all, epoch, /*scale_follows=*/false);
     if (scale_follows_) {
       // The JOIN went at the first pull, before any value: this push's
       // largest one sets the fixed-point scale.
@@ -227,8 +227,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
       // The INSTALL then comes while this pull and the first batch run,
       // not after every worker's first push (what it waits for is the first
       // SCALE, sent at this worker's first push or another's).
-      SendJoin(Parts{}, 0);
-      scale_follows_ = install_coming_.valid();
+      SendJoin(Parts{}, 0, /*scale_follows=*/true);
     }
     if (!hot_set_) {
       *cold_keys = keys;
@@ -307,7 +306,10 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
   // Sends this worker's JOIN: the counts of its sampling phase, made
   // heaviest-first and routed on a thread of their own while the worker
   // goes on pushing plain epochs; install_coming_ holds the answer.
-  void SendJoin(const Parts& all, uint32_t epoch) {
+  // `scale_follows`: sent at the first pull, before any value; the first
+  // push's SCALE then gives the magnitude (scale_follows_ is set once the
+  // JOIN is on its way).
+  void SendJoin(const Parts& all, uint32_t epoch, bool scale_follows) {
     joined_ = true;
     // This customer's own worker id (customers as workers: each customer of
     // the process that registered has one; customer 0 of a one-worker
@@ -329,7 +331,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     join.address = node_->ReserveUdpEndpoint();
     join.max_abs_value = sampler_.max_abs();
     join.plain_epoch_seconds = static_cast<float>(sampler_.MedianEpochSeconds());
-    join.scale_follows = epochs_pushed_ == 0;  // joined at its first pull
+    join.scale_follows = scale_follows;
     // Who this worker is on the switch, for its sender once installed.
     sender_options_.worker_id = static_cast<uint16_t>(join.rank);
     sender_options_.local = join.address;
@@ -350,6 +352,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
       return node_->JoinAndWait(join);
     });
     sampler_ = KeySampler();  // what the moved one left
+    scale_follows_ = scale_follows;
   }
 
   // The controller's answer to a worker that read its hot-set file as
