@@ -44,7 +44,7 @@ def main():
     order = {e: i for i, e in enumerate(["push", "packed", "fin_acked", "ready", "collected",
                                         "dispatched", "checked", "applied", "published",
                                         "round_applied", "pushed",
-                                        "replica", "hot_read", "pulled"])}
+                                        "replica", "hot_read", "hot_done", "pulled"])}
     names.sort(key=lambda n: (order.get(n.split()[0], 99), n))
     full = sorted(e for e, seen in epochs.items() if len(seen) == len(names))
     full = full[5:-5] if len(full) > 20 else full

@@ -542,7 +542,11 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
         values = Read(task->epoch, task->keys, task->entries);
         TraceEpoch("hot_read", static_cast<int>(sender_options_.worker_id), task->epoch);
       }
+      const bool read = task->read_replica;
       task->done(std::move(values));
+      // The pull's hot part handed over: the caller's wait ends here or
+      // when the servers' part comes, whichever is later.
+      if (read) TraceEpoch("hot_done", static_cast<int>(sender_options_.worker_id), task->epoch);
       std::lock_guard<std::mutex> lock(drain_mu_);
       --tasks_pending_;
       drained_.notify_all();
