@@ -1,5 +1,6 @@
 // Fuzzes the hot path's control-plane decoders (JOIN, INSTALL, REPAIR,
-// SWITCH_DOWN, FALLBACK_PUSH, RESUME, WRITTEN_KEYS, REPAIR_PACKETS, SCALE): the
+// SWITCH_DOWN, FALLBACK_PUSH, RESUME, WRITTEN_KEYS, REPAIR_PACKETS, SCALE,
+// DONE): the
 // first byte picks the decoder, the rest is the SimpleApp body. Invariants:
 //   - a body that decodes encodes back to the same bytes (INSTALL: the same
 //     up to what the encoder normalises: the enabled byte is 0 or 1);
@@ -87,7 +88,7 @@ void MergeAsAServer(const WrittenKeys& report) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
   const std::string body(reinterpret_cast<const char*>(data + 1), size - 1);
-  switch (data[0] % 9) {
+  switch (data[0] % 10) {
     case 0: {
       RoundTrip<JoinRequest>(body, DecodeJoin, true);
       // The header the controller reads first is the whole JOIN's.
@@ -143,8 +144,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       }
       break;
     }
-    default:
+    case 8:
       RoundTrip<ScaleReport>(body, DecodeScale, true);
+      break;
+    default:
+      RoundTrip<WorkerDone>(body, DecodeWorkerDone, true);
       break;
   }
   return 0;

@@ -460,6 +460,8 @@ void ControlMessageSeeds() {
        std::string(1, '\0') + libra::hotpath::Encode(join));
   Save("hotpath_messages", "scale",
        "\x08" + libra::hotpath::Encode(libra::hotpath::ScaleReport{2, 0.1875f}));
+  Save("hotpath_messages", "done",
+       "\x09" + libra::hotpath::Encode(libra::hotpath::WorkerDone{1, 7}));
   libra::hotpath::Install install;
   install.enabled = true;
   install.job_id = 7;

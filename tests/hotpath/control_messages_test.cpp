@@ -121,6 +121,19 @@ TEST(HotPathMessages, ScaleRoundTripsAndRejectsEveryTruncationAndTrailingByte) {
   EXPECT_FALSE(DecodeScale(body + "x"));
 }
 
+// A worker's DONE (and PUSHED_PAST, the same body): rank and next epoch.
+TEST(HotPathMessages, DoneRoundTripsAndRejectsEveryTruncationAndTrailingByte) {
+  const WorkerDone done{3, 41};
+  const std::string body = Encode(done);
+  EXPECT_EQ(body.size(), 8u);
+  const std::optional<WorkerDone> back = DecodeWorkerDone(body);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->rank, 3u);
+  EXPECT_EQ(back->next_epoch, 41u);
+  for (size_t n = 0; n < body.size(); ++n) EXPECT_FALSE(DecodeWorkerDone(body.substr(0, n))) << n;
+  EXPECT_FALSE(DecodeWorkerDone(body + "x"));
+}
+
 // A worker's JOIN lists up to a switch's worth of hashed keys: each count
 // takes about 10 bytes (the key's distance from the one before as a varint,
 // then three small varints), not the 24 of fixed-width fields.

@@ -209,6 +209,39 @@ TEST(HotPathFile, ProgramsThatPushFirstPullFirstOrOnlyPullGetTheirResults) {
   }
 }
 
+// Workers that push unequally often: worker r of `kv_program uneven` pushes
+// 3 + r times. (The launch's timeout would give status 124.)
+CommandResult RunUnevenPushes(int sample_epochs) {
+  libra::test_support::SwitchdProcess sw;
+  return RunWithSwitch(sw, "uneven", 1, 2, sample_epochs);
+}
+
+// The hot path sums an epoch once every worker has pushed it, so worker 1's
+// fourth push can never complete: the job stops at once with both named,
+// where it used to wait for good.
+TEST(HotPathUneven, AWorkerThatPushesPastAnEndedOneStopsTheJobNamingBoth) {
+  const CommandResult r = RunUnevenPushes(1);
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("libra: fatal: worker 0 ended after its push of epoch 2, but worker 1 "
+                          "pushed epoch 3, which the switch can never complete"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("the job was stopped by the scheduler"), std::string::npos) << r.output;
+}
+
+// With a sampling phase of 6 epochs worker 1 joins at its fourth push
+// (epoch 3) and worker 0 ends after three, before it joins: its DONE
+// answers the JOINs plain, and the program ends as PS-lite runs it.
+TEST(HotPathUneven, AWorkerThatEndsBeforeItJoinsLeavesTheJobPlain) {
+  const CommandResult r = RunUnevenPushes(6);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(CountOccurrences(r.output, "PASS uneven"), 2) << r.output;
+  EXPECT_NE(r.output.find("staying on the plain parameter server: worker 0 ended after 3 pushes, "
+                          "before it joined the hot path"),
+            std::string::npos)
+      << r.output;
+}
+
 // Without a reachable switch the controller says why and the job runs on the
 // plain parameter server: Libra never stops a job PS-lite would run.
 TEST(HotPathFallback, UnreachableSwitchKeepsThePlainParameterServer) {

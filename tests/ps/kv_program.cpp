@@ -112,6 +112,18 @@ void RunPullOnly(KVWorker<float>& kv) {
   for (float v : vals) Expect(v == 0.0f, "a value nobody pushed is " + std::to_string(v));
 }
 
+// Worker r pushes 3 + r times: a program whose workers push unequally
+// often (uneven shards), which the hot path's epochs cannot pair up.
+void RunUneven(KVWorker<float>& kv) {
+  const std::vector<Key> keys = {0, 1};
+  const std::vector<float> vals = {1.0f, 1.0f};
+  std::vector<float> out;
+  for (int i = 0; i < 3 + MyRank(); ++i) {
+    kv.Wait(kv.Push(keys, vals));
+    kv.Wait(kv.Pull(keys, &out));
+  }
+}
+
 void RunMany(KVWorker<float>& kv) {
   auto keys = TestKeys(2, 200);
   SArray<Key> skeys(keys);
@@ -299,6 +311,8 @@ int main(int argc, char** argv) {
         RunMany(kv);
       else if (mode == "pullonly")
         RunPullOnly(kv);
+      else if (mode == "uneven")
+        RunUneven(kv);
       else if (mode == "pushpull")
         RunPushPull(kv);
       else if (mode == "zerocopy")

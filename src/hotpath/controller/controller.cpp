@@ -102,17 +102,27 @@ void Controller::OnJoin(const ps::SimpleData& request, ps::SimpleApp* app) {
   answer_to.body.clear();
   std::vector<std::pair<ps::SimpleData, JoinRequest>> answered;
   Install install;
+  std::optional<Install> plain;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    // Summed now unless they may wait: what is left once the last JOIN
-    // comes is what every worker may wait for at the first hot epoch.
-    if (!join || !counts_.Add(std::move(body), request.sender, MaySumLater(*join))) {
-      LOG(ERROR) << "libra controller: dropped a malformed JOIN from node " << request.sender;
-      return;
+    plain = plain_for_good_;
+    if (!plain) {
+      // Summed now unless they may wait: what is left once the last JOIN
+      // comes is what every worker may wait for at the first hot epoch.
+      if (!join || !counts_.Add(std::move(body), request.sender, MaySumLater(*join))) {
+        LOG(ERROR) << "libra controller: dropped a malformed JOIN from node " << request.sender;
+        return;
+      }
+      joins_.emplace_back(std::move(answer_to), std::move(*join));
+      if (!ReadyToDecide()) return;
+      install = DecideAndTakeJoins(&answered);
     }
-    joins_.emplace_back(std::move(answer_to), std::move(*join));
-    if (!ReadyToDecide()) return;
-    install = DecideAndTakeJoins(&answered);
+  }
+  if (plain) {
+    // A worker ended before it joined: plain, as every JOIN before was
+    // answered (and logged).
+    app->Response(answer_to, Encode(*plain));
+    return;
   }
   Answer(install, answered, app);
 }
@@ -142,6 +152,7 @@ bool Controller::ReadyToDecide() const {
 
 Install Controller::DecideAndTakeJoins(std::vector<std::pair<ps::SimpleData, JoinRequest>>* joins) {
   const auto last_join = std::chrono::steady_clock::now();
+  decided_ = true;
   Install install = Decide();
   decide_time_ = std::chrono::duration_cast<std::chrono::microseconds>(
       std::chrono::steady_clock::now() - last_join);
@@ -370,12 +381,74 @@ nlohmann::json Controller::CostReport() {
 }
 
 void Controller::SetApp(ps::SimpleApp* app, int switch_down_head, int resume_query_head,
-                        int resume_head) {
+                        int resume_head, int done_head) {
   std::lock_guard<std::mutex> lock(mu_);
   app_ = app;
   switch_down_head_ = switch_down_head;
   resume_query_head_ = resume_query_head;
   resume_head_ = resume_head;
+  done_head_ = done_head;
+}
+
+void Controller::OnWorkerDone(const WorkerDone& done) {
+  std::vector<std::pair<ps::SimpleData, JoinRequest>> answered;
+  std::optional<Install> plain;
+  ps::SimpleApp* app = nullptr;
+  bool forward = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    app = app_;
+    done_.emplace(done.rank, done.next_epoch);
+    // Only a job that is or may still go hot has epochs to wait for.
+    forward = installed_ || !decided_;
+    const bool joined = std::any_of(joins_.begin(), joins_.end(), [&](const auto& j) {
+      return j.second.role == JoinRequest::Role::kWorker && j.second.rank == done.rank;
+    });
+    if (!decided_ && !joined) {
+      // Every epoch of the hot path needs this worker's FIN: without its
+      // JOIN there is none to run, and the others go on as PS-lite would.
+      Install install;
+      install.job_id = config_.job_id;
+      install.num_workers = static_cast<uint32_t>(num_workers_);
+      install.reason = "worker " + std::to_string(done.rank) + " ended after " +
+                       std::to_string(done.next_epoch) +
+                       " pushes, before it joined the hot path (which needs every worker's "
+                       "pushes, equally many)";
+      plain_for_good_ = install;
+      plain = install;
+      decided_ = true;
+      answered = std::move(joins_);
+      joins_.clear();
+      counts_ = {};
+    }
+  }
+  if (plain) Answer(*plain, answered, app);
+  if (forward && app != nullptr) app->Request(done_head_, Encode(done), ps::kWorkerGroup);
+}
+
+void Controller::OnPushedPast(const WorkerDone& past) {
+  std::string why;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [rank, next_epoch] : done_) {
+      if (rank == past.rank || next_epoch >= past.next_epoch) continue;
+      why = "worker " + std::to_string(rank) +
+            (next_epoch == 0 ? std::string(" ended without pushing")
+                             : " ended after its push of epoch " + std::to_string(next_epoch - 1)) +
+            ", but worker " + std::to_string(past.rank) + " pushed epoch " +
+            std::to_string(past.next_epoch - 1) +
+            ", which the switch can never complete: the hot path sums an epoch once every worker "
+            "has pushed it, so all workers must push equally often (docs/hotpath.md, \"Epochs\"); "
+            "without LIBRA_SWITCH the program runs on the plain parameter server";
+      break;
+    }
+  }
+  if (why.empty()) {
+    LOG(ERROR) << "libra controller: ignored PUSHED_PAST from worker " << past.rank << " at epoch "
+               << past.next_epoch << ": no worker ended before it";
+    return;
+  }
+  ps::Postoffice::Get()->van()->StopJob(why);
 }
 
 void Controller::OnSwitchDown(const SwitchDown& down, int sender) {

@@ -46,8 +46,17 @@ class Controller {
   // decides the fixed-point scale for workers that joined at their first
   // pull (answered through the app of SetApp).
   void OnScale(const ScaleReport& scale);
-  // The app to send the nodes FALLBACK, RESUME_QUERY and RESUME with.
-  void SetApp(ps::SimpleApp* app, int switch_down_head, int resume_query_head, int resume_head);
+  // The app to send the nodes FALLBACK, RESUME_QUERY, RESUME and DONE with.
+  void SetApp(ps::SimpleApp* app, int switch_down_head, int resume_query_head, int resume_head,
+              int done_head);
+  // A worker's DONE: it will push no more. Forwarded to every worker. Before
+  // the choice, from a worker that has not joined (and never will): every
+  // JOIN, also a later one, is answered plain.
+  void OnWorkerDone(const WorkerDone& done);
+  // A worker pushed epoch `past.next_epoch - 1`, at or after the first epoch
+  // a done worker never pushes: no later epoch can complete, so the job is
+  // stopped, naming both workers (ps::Van::StopJob; does not return then).
+  void OnPushedPast(const WorkerDone& past);
   // A node (id `sender`) found the switch dead.
   void OnSwitchDown(const SwitchDown& down, int sender);
   // Worker `worker`'s (its rank's) answer to RESUME_QUERY: the next epoch it
@@ -125,6 +134,10 @@ class Controller {
   // The largest |value| the SCALEs have reported, once one has come.
   std::optional<float> scale_max_abs_;
   bool installed_ = false;
+  bool decided_ = false;  // the JOINs answered (the hot set or plain)
+  // The answer to every JOIN once a worker ended before it joined.
+  std::optional<Install> plain_for_good_;
+  std::map<uint32_t, uint32_t> done_;               // DONE's next epoch, by worker rank
   std::optional<libra::hot::CostPrediction> cost_;  // the cost model's choice
   std::string cost_why_;
   // From the last JOIN to the INSTALL: what every worker may wait for at
@@ -132,7 +145,7 @@ class Controller {
   std::chrono::microseconds decide_time_{0};
 
   ps::SimpleApp* app_ = nullptr;
-  int switch_down_head_ = 0, resume_query_head_ = 0, resume_head_ = 0;
+  int switch_down_head_ = 0, resume_query_head_ = 0, resume_head_ = 0, done_head_ = 0;
   libra::SwitchJob job_;     // as installed, with the current incarnation's id
   uint32_t generation_ = 0;  // incremented by each RESUME
   bool switch_down_ = false;

@@ -113,6 +113,20 @@ std::optional<ScaleReport> DecodeScale(const std::string& body) {
   return scale;
 }
 
+std::string Encode(const WorkerDone& done) {
+  ByteWriter w;
+  w.Put(done.rank);
+  w.Put(done.next_epoch);
+  return w.Take();
+}
+
+std::optional<WorkerDone> DecodeWorkerDone(const std::string& body) {
+  ByteReader r(body);
+  WorkerDone done;
+  if (!r.Get(&done.rank) || !r.Get(&done.next_epoch) || !r.AtEnd()) return std::nullopt;
+  return done;
+}
+
 std::string Encode(const Install& install) {
   ByteWriter w;
   w.Put<uint8_t>(install.enabled ? 1 : 0);

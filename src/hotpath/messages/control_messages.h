@@ -105,6 +105,19 @@ struct ScaleReport {
   float max_abs_value = 0;  // largest |value| of the worker's first push
 };
 
+// DONE worker -> controller: the worker will push no more (its path drained,
+// at ps::Finalize or when its KVWorker went); `next_epoch` is the first
+// epoch it never pushes. The controller forwards it to every worker. Every
+// epoch needs every worker's FIN, so a worker that has pushed `next_epoch`
+// or later waits for good: it says so with PUSHED_PAST, the same message
+// with its own rank and next epoch, and the controller stops the job naming
+// both (docs/hotpath.md, "Epochs"). A DONE before the worker joined answers
+// every JOIN with plain: the job goes on as PS-lite would run it.
+struct WorkerDone {
+  uint32_t rank = 0;
+  uint32_t next_epoch = 0;
+};
+
 // REPAIR worker -> servers: the values of these hot keys as of `epoch` (a
 // lost REPLICA); each server answers with the keys it owns, as of the newest
 // epoch it has published, once that is `epoch` or later.
@@ -184,6 +197,8 @@ std::optional<JoinRequest> DecodeJoin(const std::string& body);
 std::optional<JoinRequest> DecodeJoinHeader(const std::string& body);
 std::string Encode(const ScaleReport& scale);
 std::optional<ScaleReport> DecodeScale(const std::string& body);
+std::string Encode(const WorkerDone& done);
+std::optional<WorkerDone> DecodeWorkerDone(const std::string& body);
 std::string Encode(const Install& install);
 std::optional<Install> DecodeInstall(const std::string& body);
 std::string Encode(const Repair& repair);

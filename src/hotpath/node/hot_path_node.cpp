@@ -24,6 +24,8 @@ enum Head : int {
   kWrittenKeys = 8,
   kPacketRepair = 9,
   kScale = 10,
+  kDone = 11,
+  kPushedPast = 12,
 };
 
 // The node's own IPv4 address: the host it registered with (DMLC_NODE_HOST or
@@ -133,6 +135,20 @@ void HotPathNode::Start() {
         if (down) controller_->OnSwitchDown(*down, request.sender);
         return;
       }
+      if (request.head == kDone || request.head == kPushedPast) {
+        std::optional<WorkerDone> done = DecodeWorkerDone(request.body);
+        app->Response(request);
+        if (!done) {
+          LOG(ERROR) << "libra controller: dropped a malformed "
+                     << (request.head == kDone ? "DONE" : "PUSHED_PAST") << " from node "
+                     << request.sender;
+        } else if (request.head == kDone) {
+          controller_->OnWorkerDone(*done);
+        } else {
+          controller_->OnPushedPast(*done);
+        }
+        return;
+      }
       if (request.head == kScale) {
         std::optional<ScaleReport> scale = DecodeScale(request.body);
         app->Response(request);
@@ -185,7 +201,7 @@ void HotPathNode::Start() {
   }
   app_ = std::make_unique<ControlPlaneApp>(kAppId, on_request, on_response, &control_counters_);
   if (po->is_scheduler()) {
-    controller_->SetApp(app_.get(), kSwitchDown, kResumeQuery, kResume);
+    controller_->SetApp(app_.get(), kSwitchDown, kResumeQuery, kResume, kDone);
     return;
   }
   if (po->is_server()) {
@@ -268,6 +284,16 @@ void HotPathNode::OnRequest(const ps::SimpleData& request, int recver, ps::Simpl
       }
       return;
     }
+    case kDone: {
+      std::optional<WorkerDone> done = DecodeWorkerDone(request.body);
+      app->Response(request);
+      if (!done) {
+        LOG(ERROR) << "libra: dropped a malformed DONE from node " << request.sender;
+      } else if (events.worker_done) {
+        events.worker_done(*done);
+      }
+      return;
+    }
     case kSwitchDown: {
       std::optional<SwitchDown> down = DecodeSwitchDown(request.body);
       app->Response(request);
@@ -307,7 +333,7 @@ std::vector<FallbackPush> HotPathNode::RequestWorkerValues(const Repair& ask) {
 void HotPathNode::SetSwitchEvents(int customer_id, SwitchEvents events) {
   std::lock_guard<std::mutex> lock(mu_);
   const bool none = !events.switch_down && !events.fallback_push && !events.resume_query &&
-                    !events.resume && !events.values && !events.written_keys;
+                    !events.resume && !events.values && !events.written_keys && !events.worker_done;
   if (none) {
     events_.erase(customer_id);
   } else {
@@ -331,6 +357,14 @@ void HotPathNode::SendWrittenKeys(int server, const WrittenKeys& keys) {
     static_cast<ControlPlaneApp*>(app_.get())
         ->Notify(kWrittenKeys, Encode(keys), ps::Postoffice::ServerRankToID(server));
   }
+}
+
+void HotPathNode::ReportDone(const WorkerDone& done) {
+  if (app_) app_->Request(kDone, Encode(done), ps::kScheduler);
+}
+
+void HotPathNode::ReportPushedPast(const WorkerDone& past) {
+  if (app_) app_->Request(kPushedPast, Encode(past), ps::kScheduler);
 }
 
 void HotPathNode::ReportScale(const ScaleReport& scale) {

@@ -122,6 +122,9 @@ class HotPathNode {
     std::function<FallbackPush(const Repair& ask)> values;
     // Servers: the keys a worker wrote in an epoch.
     std::function<void(const WrittenKeys&)> written_keys;
+    // Workers: a worker (maybe this one) will push no more (its DONE,
+    // forwarded by the controller).
+    std::function<void(const WorkerDone&)> worker_done;
   };
   // Empty events (SwitchEvents{}) remove the customer's.
   void SetSwitchEvents(int customer_id, SwitchEvents events);
@@ -133,6 +136,10 @@ class HotPathNode {
   void SendFallbackPush(int server, const FallbackPush& push);
   // Worker: tells the server of rank `server` which of its rows it wrote.
   void SendWrittenKeys(int server, const WrittenKeys& keys);
+  // Worker: tells the controller it will push no more (DONE), or that it
+  // has pushed past the end of a worker that is done (PUSHED_PAST).
+  void ReportDone(const WorkerDone& done);
+  void ReportPushedPast(const WorkerDone& past);
 
   // Bridges register what Finalize must wait for and what reports show,
   // under their customer id. The report of a process with one bridge is that

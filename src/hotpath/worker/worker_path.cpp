@@ -100,6 +100,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     events.resume_query = [this] { return HoldForResume(); };
     events.resume = [this](const Resume& resume) { OnResume(resume); };
     events.values = [this](const Repair& ask) { return ValuesOf(ask); };
+    events.worker_done = [this](const WorkerDone& done) { OnWorkerDone(done); };
     node_->SetSwitchEvents(customer_id_, std::move(events));
     completer_ = std::thread([this] { CompleteInOrder(); });
     watchdog_ = std::thread([this] { WatchReplica(); });
@@ -193,6 +194,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     }
     last_pushed_ = epoch;
     ++epochs_hot_;
+    NoteHotPush(epoch);
     hot_values_ += hot.vals.size();
     cold_values_ += cold->vals.size();
     Task task{epoch,
@@ -289,6 +291,68 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     if (!scale_follows_) return;
     scale_follows_ = false;
     node_->ReportScale(ScaleReport{sender_options_.worker_id, 0.0f});
+  }
+
+  // This worker pushes no more (its path drains): DONE, once, with the
+  // first epoch it never pushes, so that a worker that pushes more epochs
+  // than it does is stopped with the reason rather than waiting for good,
+  // and, before it joined, so that the others are answered plain.
+  void SendDone() {
+    const int worker_id = HotPathNode::WorkerIdOf(customer_id_);
+    if (worker_id == ps::Node::kEmpty) return;  // no worker of its own: plain
+    WorkerDone done;
+    {
+      std::lock_guard<std::mutex> lock(push_mu_);
+      if (done_sent_) return;
+      done_sent_ = true;
+      done.rank = static_cast<uint32_t>(ps::Postoffice::IDtoRank(worker_id));
+      done.next_epoch = epochs_pushed_ == 0 ? resume_epoch.load() : next_epoch_;
+    }
+    node_->ReportDone(done);
+  }
+
+  // Another worker's DONE (the controller forwards every one). On the
+  // control plane's thread, which must not wait for push_mu_: a Push may
+  // hold it while it waits for the INSTALL that this thread delivers.
+  void OnWorkerDone(const WorkerDone& done) {
+    const int worker_id = HotPathNode::WorkerIdOf(customer_id_);
+    if (worker_id == ps::Node::kEmpty ||
+        done.rank == static_cast<uint32_t>(ps::Postoffice::IDtoRank(worker_id))) {
+      return;
+    }
+    std::optional<WorkerDone> past;
+    {
+      std::lock_guard<std::mutex> lock(done_mu_);
+      done_peer_next_ = std::min(done_peer_next_.value_or(done.next_epoch), done.next_epoch);
+      past = PastTheEndLocked(worker_id);
+    }
+    if (past) node_->ReportPushedPast(*past);
+  }
+
+  // Push, under push_mu_: hot epoch `epoch` went out (to the switch, or to
+  // the servers in fallback).
+  void NoteHotPush(uint32_t epoch) {
+    std::optional<WorkerDone> past;
+    {
+      std::lock_guard<std::mutex> lock(done_mu_);
+      last_hot_pushed_ = epoch;
+      past = PastTheEndLocked(HotPathNode::WorkerIdOf(customer_id_));
+    }
+    if (past) node_->ReportPushedPast(*past);
+  }
+
+  // Under done_mu_: once this worker has pushed a hot epoch that a done
+  // worker never pushes, that epoch and every later one wait for good (each
+  // needs every worker's values): PUSHED_PAST, sent once, asks the
+  // controller to stop the job with the reason.
+  std::optional<WorkerDone> PastTheEndLocked(int worker_id) {
+    if (past_reported_ || worker_id == ps::Node::kEmpty || !done_peer_next_ || !last_hot_pushed_ ||
+        *last_hot_pushed_ < *done_peer_next_) {
+      return std::nullopt;
+    }
+    past_reported_ = true;
+    return WorkerDone{static_cast<uint32_t>(ps::Postoffice::IDtoRank(worker_id)),
+                      *last_hot_pushed_ + 1};
   }
 
   // With a hot-set file (no counts to wait for) a worker joins at its first
@@ -740,6 +804,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
       drained_.wait(lock, [this] { return tasks_pending_ == 0; });
     }
     SendPendingScale();
+    SendDone();
     const auto start = Clock::now();
     auto next_probe = start + kSilentReplicaTimeout;
     auto next_repair = start + kRepairAfter;
@@ -868,6 +933,14 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
   uint64_t epochs_pushed_ = 0;  // by this process (a resumed job starts at resume_epoch)
   bool joined_ = false;
   bool scale_follows_ = false;  // joined at the first pull: SCALE at the first push
+  bool done_sent_ = false;      // DONE sent: this worker pushes no more
+  // After push_mu_ in the lock order; the control plane's thread takes only
+  // this one (OnWorkerDone).
+  std::mutex done_mu_;
+  // The smallest next epoch of the other workers that are done, once one is.
+  std::optional<uint32_t> done_peer_next_;
+  std::optional<uint32_t> last_hot_pushed_;               // the latest hot epoch pushed
+  bool past_reported_ = false;                            // PUSHED_PAST sent
   std::atomic<uint64_t> keys_counted_{0}, keys_sent_{0};  // sampled, and in the JOIN
   // From the JOIN on until the first hot epoch: what the controller answers.
   std::future<Install> install_coming_;
