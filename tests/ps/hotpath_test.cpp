@@ -211,29 +211,34 @@ TEST(HotPathFile, ProgramsThatPushFirstPullFirstOrOnlyPullGetTheirResults) {
 
 // Workers that push unequally often: worker r of `kv_program uneven` pushes
 // 3 + r times. (The launch's timeout would give status 124.)
-CommandResult RunUnevenPushes(int sample_epochs) {
+CommandResult RunUnevenPushes(int servers, int workers, int sample_epochs) {
   libra::test_support::SwitchdProcess sw;
-  return RunWithSwitch(sw, "uneven", 1, 2, sample_epochs);
+  return RunWithSwitch(sw, "uneven", servers, workers, sample_epochs);
 }
 
-// The hot path sums an epoch once every worker has pushed it, so worker 1's
-// fourth push can never complete: the job stops at once with both named,
-// where it used to wait for good.
-TEST(HotPathUneven, AWorkerThatPushesPastAnEndedOneStopsTheJobNamingBoth) {
-  const CommandResult r = RunUnevenPushes(1);
-  EXPECT_EQ(r.status, 1) << r.output;
-  EXPECT_NE(r.output.find("libra: fatal: worker 0 ended after its push of epoch 2, but worker 1 "
-                          "pushed epoch 3, which the switch can never complete"),
-            std::string::npos)
-      << r.output;
-  EXPECT_NE(r.output.find("the job was stopped by the scheduler"), std::string::npos) << r.output;
+// The hot path sums an epoch once every worker has pushed it: worker 0,
+// done after epoch 2, pads epochs 3 and 4 with empty pushes, worker 1 epoch
+// 4, and each worker's last pull sees every push of the epochs up to its own
+// last one (epochs 0-2 of all three: 9; epoch 3 of workers 1 and 2: 11;
+// epoch 4 of worker 2: 12). Before DONE and PAD the job waited for good.
+TEST(HotPathUneven, WorkersThatEndEarlyPadTheEpochsOthersPushAfterThem) {
+  const CommandResult r = RunUnevenPushes(2, 3, 1);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(CountOccurrences(r.output, "PASS uneven"), 3) << r.output;
+  EXPECT_NE(r.output.find("libra: hot path on from epoch 1"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("uneven: worker 0 saw 9"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("uneven: worker 1 saw 11"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("uneven: worker 2 saw 12"), std::string::npos) << r.output;
+  for (const char* done : {"worker 0 pushes empty epochs", "worker 1 pushes empty epochs"}) {
+    EXPECT_NE(r.output.find(done), std::string::npos) << done << "\n" << r.output;
+  }
 }
 
 // With a sampling phase of 6 epochs worker 1 joins at its fourth push
 // (epoch 3) and worker 0 ends after three, before it joins: its DONE
 // answers the JOINs plain, and the program ends as PS-lite runs it.
 TEST(HotPathUneven, AWorkerThatEndsBeforeItJoinsLeavesTheJobPlain) {
-  const CommandResult r = RunUnevenPushes(6);
+  const CommandResult r = RunUnevenPushes(1, 2, 6);
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(CountOccurrences(r.output, "PASS uneven"), 2) << r.output;
   EXPECT_NE(r.output.find("staying on the plain parameter server: worker 0 ended after 3 pushes, "

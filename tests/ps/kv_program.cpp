@@ -112,8 +112,11 @@ void RunPullOnly(KVWorker<float>& kv) {
   for (float v : vals) Expect(v == 0.0f, "a value nobody pushed is " + std::to_string(v));
 }
 
-// Worker r pushes 3 + r times: a program whose workers push unequally
-// often (uneven shards), which the hot path's epochs cannot pair up.
+// Worker r pushes 1 to keys 0 and 1, 3 + r times, each push followed by a
+// pull: a program whose workers push unequally often (uneven shards), as
+// PS-lite runs them. Prints what its last pull saw ("uneven: worker r saw
+// V"): with the hot path, every push of the epochs up to it, since each
+// epoch completes once every worker (or its empty padding) is in.
 void RunUneven(KVWorker<float>& kv) {
   const std::vector<Key> keys = {0, 1};
   const std::vector<float> vals = {1.0f, 1.0f};
@@ -122,6 +125,9 @@ void RunUneven(KVWorker<float>& kv) {
     kv.Wait(kv.Push(keys, vals));
     kv.Wait(kv.Pull(keys, &out));
   }
+  Expect(out.size() == 2 && out[0] == out[1], "keys 0 and 1 differ");
+  Expect(out[0] >= static_cast<float>(3 + MyRank()), "a pull missed this worker's own pushes");
+  std::cout << "uneven: worker " << MyRank() << " saw " << out[0] << std::endl;
 }
 
 void RunMany(KVWorker<float>& kv) {

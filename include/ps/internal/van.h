@@ -62,11 +62,6 @@ class Van {
   // Hands messages that arrived before their customer existed to it.
   void DeliverParked(int app_id, int customer_id);
 
-  // Scheduler: stops the job because it cannot go on: prints `why`, tells
-  // every node to stop with it (each exits with status 1, as when a node
-  // dies) and exits with status 1.
-  [[noreturn]] void StopJob(const std::string& why) { AbortJob(why); }
-
   uint64_t bytes_sent() const { return bytes_sent_; }
   uint64_t bytes_received() const { return bytes_received_; }
 

@@ -380,27 +380,22 @@ nlohmann::json Controller::CostReport() {
   return report;
 }
 
-void Controller::SetApp(ps::SimpleApp* app, int switch_down_head, int resume_query_head,
-                        int resume_head, int done_head) {
+void Controller::SetApp(ps::SimpleApp* app, const Heads& heads) {
   std::lock_guard<std::mutex> lock(mu_);
   app_ = app;
-  switch_down_head_ = switch_down_head;
-  resume_query_head_ = resume_query_head;
-  resume_head_ = resume_head;
-  done_head_ = done_head;
+  heads_ = heads;
 }
 
 void Controller::OnWorkerDone(const WorkerDone& done) {
   std::vector<std::pair<ps::SimpleData, JoinRequest>> answered;
   std::optional<Install> plain;
   ps::SimpleApp* app = nullptr;
-  bool forward = false;
+  bool all_done = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     app = app_;
     done_.emplace(done.rank, done.next_epoch);
-    // Only a job that is or may still go hot has epochs to wait for.
-    forward = installed_ || !decided_;
+    all_done = done_.size() == static_cast<size_t>(num_workers_);
     const bool joined = std::any_of(joins_.begin(), joins_.end(), [&](const auto& j) {
       return j.second.role == JoinRequest::Role::kWorker && j.second.rank == done.rank;
     });
@@ -423,32 +418,35 @@ void Controller::OnWorkerDone(const WorkerDone& done) {
     }
   }
   if (plain) Answer(*plain, answered, app);
-  if (forward && app != nullptr) app->Request(done_head_, Encode(done), ps::kWorkerGroup);
+  if (app == nullptr) return;
+  app->Request(heads_.done, Encode(done), ps::kWorkerGroup);
+  if (all_done) app->Request(heads_.all_done, "", ps::kWorkerGroup);
 }
 
 void Controller::OnPushedPast(const WorkerDone& past) {
-  std::string why;
+  std::vector<WorkerDone> pads;
+  ps::SimpleApp* app = nullptr;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& [rank, next_epoch] : done_) {
+    app = app_;
+    for (auto& [rank, next_epoch] : done_) {
       if (rank == past.rank || next_epoch >= past.next_epoch) continue;
-      why = "worker " + std::to_string(rank) +
-            (next_epoch == 0 ? std::string(" ended without pushing")
-                             : " ended after its push of epoch " + std::to_string(next_epoch - 1)) +
-            ", but worker " + std::to_string(past.rank) + " pushed epoch " +
-            std::to_string(past.next_epoch - 1) +
-            ", which the switch can never complete: the hot path sums an epoch once every worker "
-            "has pushed it, so all workers must push equally often (docs/hotpath.md, \"Epochs\"); "
-            "without LIBRA_SWITCH the program runs on the plain parameter server";
-      break;
+      if (padded_.insert(rank).second) {
+        LOG(INFO) << "libra: worker " << past.rank << " pushed epoch " << past.next_epoch - 1
+                  << ", and worker " << rank << " ended before epoch " << next_epoch << ": worker "
+                  << rank
+                  << " pushes empty epochs for as long as others push (workers that push "
+                     "unequally often)";
+      }
+      next_epoch = past.next_epoch;
+      pads.push_back(WorkerDone{rank, past.next_epoch});
     }
   }
-  if (why.empty()) {
-    LOG(ERROR) << "libra controller: ignored PUSHED_PAST from worker " << past.rank << " at epoch "
-               << past.next_epoch << ": no worker ended before it";
-    return;
+  if (app == nullptr) return;
+  for (const WorkerDone& pad : pads) {
+    app->Request(heads_.pad, Encode(pad),
+                 ps::Postoffice::WorkerRankToID(static_cast<int>(pad.rank)));
   }
-  ps::Postoffice::Get()->van()->StopJob(why);
 }
 
 void Controller::OnSwitchDown(const SwitchDown& down, int sender) {
@@ -462,7 +460,7 @@ void Controller::OnSwitchDown(const SwitchDown& down, int sender) {
                << "); the servers aggregate the hot keys until the switch answers again";
   SwitchDown notice = down;
   notice.generation = generation_;
-  if (app_) app_->Request(switch_down_head_, Encode(notice), ps::kWorkerGroup + ps::kServerGroup);
+  if (app_) app_->Request(heads_.switch_down, Encode(notice), ps::kWorkerGroup + ps::kServerGroup);
   if (!watcher_.joinable())
     watcher_ = std::thread([this] {
       pthread_setname_np(pthread_self(), "hot-switchwatch");
@@ -517,7 +515,7 @@ void Controller::TryResume() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     resume_answers_.clear();
-    app_->Request(resume_query_head_, "", ps::kWorkerGroup);
+    app_->Request(heads_.resume_query, "", ps::kWorkerGroup);
   }
   uint32_t first_epoch = 0;
   {
@@ -571,7 +569,7 @@ void Controller::TryResume() {
   LOG(WARNING) << "libra: the switch answers again after " << down_s
                << " s; the hot path resumes at epoch " << first_epoch << " (job id " << job.job_id
                << ")";
-  app_->Request(resume_head_, Encode(resume), ps::kWorkerGroup + ps::kServerGroup);
+  app_->Request(heads_.resume, Encode(resume), ps::kWorkerGroup + ps::kServerGroup);
 }
 
 void Controller::CancelResume() {
@@ -579,7 +577,7 @@ void Controller::CancelResume() {
   Resume cancel;
   cancel.generation = generation_;
   cancel.job_id = 0;
-  app_->Request(resume_head_, Encode(cancel), ps::kWorkerGroup);
+  app_->Request(heads_.resume, Encode(cancel), ps::kWorkerGroup);
 }
 
 void Controller::Stop() {

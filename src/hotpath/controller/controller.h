@@ -21,6 +21,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -46,16 +47,19 @@ class Controller {
   // decides the fixed-point scale for workers that joined at their first
   // pull (answered through the app of SetApp).
   void OnScale(const ScaleReport& scale);
-  // The app to send the nodes FALLBACK, RESUME_QUERY, RESUME and DONE with.
-  void SetApp(ps::SimpleApp* app, int switch_down_head, int resume_query_head, int resume_head,
-              int done_head);
-  // A worker's DONE: it will push no more. Forwarded to every worker. Before
-  // the choice, from a worker that has not joined (and never will): every
-  // JOIN, also a later one, is answered plain.
+  // The heads of the messages the controller sends the nodes.
+  struct Heads {
+    int switch_down = 0, resume_query = 0, resume = 0, done = 0, pad = 0, all_done = 0;
+  };
+  // The app to send them with.
+  void SetApp(ps::SimpleApp* app, const Heads& heads);
+  // A worker's DONE: it will push no more. Forwarded to every worker;
+  // ALL_DONE once every worker's is in. Before the choice, from a worker
+  // that has not joined (and never will): every JOIN, also a later one, is
+  // answered plain.
   void OnWorkerDone(const WorkerDone& done);
-  // A worker pushed epoch `past.next_epoch - 1`, at or after the first epoch
-  // a done worker never pushes: no later epoch can complete, so the job is
-  // stopped, naming both workers (ps::Van::StopJob; does not return then).
+  // A worker pushed epoch `past.next_epoch - 1`, at or after the end of a
+  // done worker: PAD to each such worker, up to that epoch.
   void OnPushedPast(const WorkerDone& past);
   // A node (id `sender`) found the switch dead.
   void OnSwitchDown(const SwitchDown& down, int sender);
@@ -137,7 +141,10 @@ class Controller {
   bool decided_ = false;  // the JOINs answered (the hot set or plain)
   // The answer to every JOIN once a worker ended before it joined.
   std::optional<Install> plain_for_good_;
-  std::map<uint32_t, uint32_t> done_;               // DONE's next epoch, by worker rank
+  // By worker rank, each done worker's next epoch: its DONE's, then the
+  // end of the last PAD it was sent.
+  std::map<uint32_t, uint32_t> done_;
+  std::set<uint32_t> padded_;                       // done workers sent a PAD (logged once each)
   std::optional<libra::hot::CostPrediction> cost_;  // the cost model's choice
   std::string cost_why_;
   // From the last JOIN to the INSTALL: what every worker may wait for at
@@ -145,7 +152,7 @@ class Controller {
   std::chrono::microseconds decide_time_{0};
 
   ps::SimpleApp* app_ = nullptr;
-  int switch_down_head_ = 0, resume_query_head_ = 0, resume_head_ = 0, done_head_ = 0;
+  Heads heads_;
   libra::SwitchJob job_;     // as installed, with the current incarnation's id
   uint32_t generation_ = 0;  // incremented by each RESUME
   bool switch_down_ = false;

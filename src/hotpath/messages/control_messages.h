@@ -105,14 +105,17 @@ struct ScaleReport {
   float max_abs_value = 0;  // largest |value| of the worker's first push
 };
 
-// DONE worker -> controller: the worker will push no more (its path drained,
-// at ps::Finalize or when its KVWorker went); `next_epoch` is the first
-// epoch it never pushes. The controller forwards it to every worker. Every
-// epoch needs every worker's FIN, so a worker that has pushed `next_epoch`
-// or later waits for good: it says so with PUSHED_PAST, the same message
-// with its own rank and next epoch, and the controller stops the job naming
-// both (docs/hotpath.md, "Epochs"). A DONE before the worker joined answers
-// every JOIN with plain: the job goes on as PS-lite would run it.
+// DONE worker -> controller: the worker will push no more (its path
+// drains, at ps::Finalize or when its KVWorker goes); `next_epoch` is the
+// first epoch it has not pushed. The controller forwards it to every worker.
+// Every epoch needs every worker's FIN, so a worker that pushes `next_epoch`
+// or later says so with PUSHED_PAST (its own rank, and the epoch after the
+// one it pushed), and the controller sends the done worker PAD (its rank,
+// the epoch to pad up to, not included): it pushes empty epochs, which add
+// nothing, as a worker that has ended adds nothing to PS-lite's sums. Done
+// workers wait for that in their drain until ALL_DONE (no body), sent once
+// every worker is done (docs/hotpath.md, "Epochs"). A DONE before the worker
+// joined answers every JOIN with plain: the job goes on as PS-lite runs it.
 struct WorkerDone {
   uint32_t rank = 0;
   uint32_t next_epoch = 0;

@@ -26,6 +26,8 @@ enum Head : int {
   kScale = 10,
   kDone = 11,
   kPushedPast = 12,
+  kPad = 13,
+  kAllDone = 14,
 };
 
 // The node's own IPv4 address: the host it registered with (DMLC_NODE_HOST or
@@ -201,7 +203,14 @@ void HotPathNode::Start() {
   }
   app_ = std::make_unique<ControlPlaneApp>(kAppId, on_request, on_response, &control_counters_);
   if (po->is_scheduler()) {
-    controller_->SetApp(app_.get(), kSwitchDown, kResumeQuery, kResume, kDone);
+    Controller::Heads heads;
+    heads.switch_down = kSwitchDown;
+    heads.resume_query = kResumeQuery;
+    heads.resume = kResume;
+    heads.done = kDone;
+    heads.pad = kPad;
+    heads.all_done = kAllDone;
+    controller_->SetApp(app_.get(), heads);
     return;
   }
   if (po->is_server()) {
@@ -284,14 +293,23 @@ void HotPathNode::OnRequest(const ps::SimpleData& request, int recver, ps::Simpl
       }
       return;
     }
-    case kDone: {
+    case kDone:
+    case kPad: {
       std::optional<WorkerDone> done = DecodeWorkerDone(request.body);
       app->Response(request);
       if (!done) {
-        LOG(ERROR) << "libra: dropped a malformed DONE from node " << request.sender;
-      } else if (events.worker_done) {
+        LOG(ERROR) << "libra: dropped a malformed " << (request.head == kDone ? "DONE" : "PAD")
+                   << " from node " << request.sender;
+      } else if (request.head == kDone && events.worker_done) {
         events.worker_done(*done);
+      } else if (request.head == kPad && events.pad) {
+        events.pad(*done);
       }
+      return;
+    }
+    case kAllDone: {
+      app->Response(request);
+      if (events.all_done) events.all_done();
       return;
     }
     case kSwitchDown: {
@@ -333,7 +351,8 @@ std::vector<FallbackPush> HotPathNode::RequestWorkerValues(const Repair& ask) {
 void HotPathNode::SetSwitchEvents(int customer_id, SwitchEvents events) {
   std::lock_guard<std::mutex> lock(mu_);
   const bool none = !events.switch_down && !events.fallback_push && !events.resume_query &&
-                    !events.resume && !events.values && !events.written_keys && !events.worker_done;
+                    !events.resume && !events.values && !events.written_keys &&
+                    !events.worker_done && !events.pad && !events.all_done;
   if (none) {
     events_.erase(customer_id);
   } else {
@@ -359,8 +378,10 @@ void HotPathNode::SendWrittenKeys(int server, const WrittenKeys& keys) {
   }
 }
 
-void HotPathNode::ReportDone(const WorkerDone& done) {
-  if (app_) app_->Request(kDone, Encode(done), ps::kScheduler);
+bool HotPathNode::ReportDone(const WorkerDone& done) {
+  if (!app_) return false;
+  app_->Request(kDone, Encode(done), ps::kScheduler);
+  return true;
 }
 
 void HotPathNode::ReportPushedPast(const WorkerDone& past) {

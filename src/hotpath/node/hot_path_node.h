@@ -125,6 +125,11 @@ class HotPathNode {
     // Workers: a worker (maybe this one) will push no more (its DONE,
     // forwarded by the controller).
     std::function<void(const WorkerDone&)> worker_done;
+    // Workers that are done: push empty epochs up to `pad.next_epoch` (not
+    // included), since another worker pushes them (PAD).
+    std::function<void(const WorkerDone& pad)> pad;
+    // Workers: every worker is done (ALL_DONE).
+    std::function<void()> all_done;
   };
   // Empty events (SwitchEvents{}) remove the customer's.
   void SetSwitchEvents(int customer_id, SwitchEvents events);
@@ -136,9 +141,10 @@ class HotPathNode {
   void SendFallbackPush(int server, const FallbackPush& push);
   // Worker: tells the server of rank `server` which of its rows it wrote.
   void SendWrittenKeys(int server, const WrittenKeys& keys);
-  // Worker: tells the controller it will push no more (DONE), or that it
-  // has pushed past the end of a worker that is done (PUSHED_PAST).
-  void ReportDone(const WorkerDone& done);
+  // Worker: tells the controller it will push no more (DONE; false when
+  // the control plane has stopped and nothing was sent), or that it has
+  // pushed past the end of a worker that is done (PUSHED_PAST).
+  bool ReportDone(const WorkerDone& done);
   void ReportPushedPast(const WorkerDone& past);
 
   // Bridges register what Finalize must wait for and what reports show,

@@ -101,6 +101,16 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     events.resume = [this](const Resume& resume) { OnResume(resume); };
     events.values = [this](const Repair& ask) { return ValuesOf(ask); };
     events.worker_done = [this](const WorkerDone& done) { OnWorkerDone(done); };
+    events.pad = [this](const WorkerDone& pad) {
+      std::lock_guard<std::mutex> lock(done_mu_);
+      pad_to_ = std::max(pad_to_, pad.next_epoch);
+      done_changed_.notify_all();
+    };
+    events.all_done = [this] {
+      std::lock_guard<std::mutex> lock(done_mu_);
+      all_done_ = true;
+      done_changed_.notify_all();
+    };
     node_->SetSwitchEvents(customer_id_, std::move(events));
     completer_ = std::thread([this] { CompleteInOrder(); });
     watchdog_ = std::thread([this] { WatchReplica(); });
@@ -294,21 +304,59 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
   }
 
   // This worker pushes no more (its path drains): DONE, once, with the
-  // first epoch it never pushes, so that a worker that pushes more epochs
-  // than it does is stopped with the reason rather than waiting for good,
-  // and, before it joined, so that the others are answered plain.
+  // first epoch it has not pushed, so that the controller can ask it to pad
+  // the epochs that other workers push after it (PadWhileOthersPush), and,
+  // before it joined, answer the others plain.
   void SendDone() {
     const int worker_id = HotPathNode::WorkerIdOf(customer_id_);
     if (worker_id == ps::Node::kEmpty) return;  // no worker of its own: plain
     WorkerDone done;
+    bool joined = false;
     {
       std::lock_guard<std::mutex> lock(push_mu_);
       if (done_sent_) return;
       done_sent_ = true;
+      joined = joined_;
       done.rank = static_cast<uint32_t>(ps::Postoffice::IDtoRank(worker_id));
-      done.next_epoch = epochs_pushed_ == 0 ? resume_epoch.load() : next_epoch_;
+      done.next_epoch = NextEpochLocked();
     }
-    node_->ReportDone(done);
+    const bool sent = node_->ReportDone(done);
+    std::lock_guard<std::mutex> lock(done_mu_);
+    awaits_all_done_ = sent && joined;
+  }
+
+  // Under push_mu_: the next epoch this worker pushes.
+  uint32_t NextEpochLocked() const {
+    return epochs_pushed_ == 0 ? resume_epoch.load() : next_epoch_;
+  }
+
+  // A done worker that joined the hot path waits here until every worker is
+  // done, pushing the empty epochs that PAD asks for: each epoch needs every
+  // worker's FIN, and an empty one adds nothing, as a worker that has ended
+  // adds nothing to PS-lite's sums (docs/hotpath.md, "Epochs"). Workers that
+  // push equally often are all done here at about the same time, and wait
+  // no longer than Finalize's barrier makes them.
+  void PadWhileOthersPush() {
+    while (true) {
+      uint32_t pad_to = 0;
+      {
+        std::unique_lock<std::mutex> lock(done_mu_);
+        if (!awaits_all_done_) return;
+        done_changed_.wait(lock, [this] { return all_done_ || pad_to_ > padded_to_; });
+        if (pad_to_ <= padded_to_) return;  // every worker is done
+        pad_to = pad_to_;
+      }
+      while (true) {
+        {
+          std::lock_guard<std::mutex> lock(push_mu_);
+          if (NextEpochLocked() >= pad_to) break;
+        }
+        Parts cold;  // stays empty: nothing goes to the servers
+        Push(Parts{}, false, &cold, [](Parts) {});
+      }
+      std::lock_guard<std::mutex> lock(done_mu_);
+      padded_to_ = std::max(padded_to_, pad_to);
+    }
   }
 
   // Another worker's DONE (the controller forwards every one). On the
@@ -341,16 +389,16 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     if (past) node_->ReportPushedPast(*past);
   }
 
-  // Under done_mu_: once this worker has pushed a hot epoch that a done
-  // worker never pushes, that epoch and every later one wait for good (each
-  // needs every worker's values): PUSHED_PAST, sent once, asks the
-  // controller to stop the job with the reason.
+  // Under done_mu_: a hot epoch this worker pushed at or after a done
+  // worker's end completes only once that worker pads it: PUSHED_PAST, for
+  // each such epoch not reported yet (the controller sends the PADs).
   std::optional<WorkerDone> PastTheEndLocked(int worker_id) {
-    if (past_reported_ || worker_id == ps::Node::kEmpty || !done_peer_next_ || !last_hot_pushed_ ||
-        *last_hot_pushed_ < *done_peer_next_) {
+    if (worker_id == ps::Node::kEmpty || !done_peer_next_ || !last_hot_pushed_ ||
+        *last_hot_pushed_ < *done_peer_next_ ||
+        (reported_past_ && *reported_past_ >= *last_hot_pushed_)) {
       return std::nullopt;
     }
-    past_reported_ = true;
+    reported_past_ = *last_hot_pushed_;
     return WorkerDone{static_cast<uint32_t>(ps::Postoffice::IDtoRank(worker_id)),
                       *last_hot_pushed_ + 1};
   }
@@ -805,6 +853,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     }
     SendPendingScale();
     SendDone();
+    PadWhileOthersPush();
     const auto start = Clock::now();
     auto next_probe = start + kSilentReplicaTimeout;
     auto next_repair = start + kRepairAfter;
@@ -939,8 +988,14 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
   std::mutex done_mu_;
   // The smallest next epoch of the other workers that are done, once one is.
   std::optional<uint32_t> done_peer_next_;
-  std::optional<uint32_t> last_hot_pushed_;               // the latest hot epoch pushed
-  bool past_reported_ = false;                            // PUSHED_PAST sent
+  std::optional<uint32_t> last_hot_pushed_;  // the latest hot epoch pushed
+  std::optional<uint32_t> reported_past_;    // the latest epoch PUSHED_PAST named
+  // Done: wait for ALL_DONE (DONE went, and this worker joined); PAD asks
+  // for empty epochs up to pad_to_ (not included), pushed up to padded_to_.
+  bool awaits_all_done_ = false;
+  bool all_done_ = false;
+  uint32_t pad_to_ = 0, padded_to_ = 0;
+  std::condition_variable done_changed_;
   std::atomic<uint64_t> keys_counted_{0}, keys_sent_{0};  // sampled, and in the JOIN
   // From the JOIN on until the first hot epoch: what the controller answers.
   std::future<Install> install_coming_;
