@@ -372,7 +372,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     {
       std::lock_guard<std::mutex> lock(done_mu_);
       done_peer_next_ = std::min(done_peer_next_.value_or(done.next_epoch), done.next_epoch);
-      past = PastTheEndLocked(worker_id);
+      past = PastTheEndLocked();
     }
     if (past) node_->ReportPushedPast(*past);
   }
@@ -384,7 +384,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     {
       std::lock_guard<std::mutex> lock(done_mu_);
       last_hot_pushed_ = epoch;
-      past = PastTheEndLocked(HotPathNode::WorkerIdOf(customer_id_));
+      past = PastTheEndLocked();
     }
     if (past) node_->ReportPushedPast(*past);
   }
@@ -392,15 +392,16 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
   // Under done_mu_: a hot epoch this worker pushed at or after a done
   // worker's end completes only once that worker pads it: PUSHED_PAST, for
   // each such epoch not reported yet (the controller sends the PADs).
-  std::optional<WorkerDone> PastTheEndLocked(int worker_id) {
-    if (worker_id == ps::Node::kEmpty || !done_peer_next_ || !last_hot_pushed_ ||
-        *last_hot_pushed_ < *done_peer_next_ ||
+  // The rank is the JOIN's (sender_options_.worker_id): a hot epoch was
+  // pushed, so this worker joined, and NoteHotPush wrote last_hot_pushed_
+  // under done_mu_ after that.
+  std::optional<WorkerDone> PastTheEndLocked() {
+    if (!done_peer_next_ || !last_hot_pushed_ || *last_hot_pushed_ < *done_peer_next_ ||
         (reported_past_ && *reported_past_ >= *last_hot_pushed_)) {
       return std::nullopt;
     }
     reported_past_ = *last_hot_pushed_;
-    return WorkerDone{static_cast<uint32_t>(ps::Postoffice::IDtoRank(worker_id)),
-                      *last_hot_pushed_ + 1};
+    return WorkerDone{sender_options_.worker_id, *last_hot_pushed_ + 1};
   }
 
   // With a hot-set file (no counts to wait for) a worker joins at its first
