@@ -247,6 +247,22 @@ TEST(HotPathUneven, AWorkerThatEndsBeforeItJoinsLeavesTheJobPlain) {
       << r.output;
 }
 
+// A worker that makes no KVWorker (kv_program idle: the last of three)
+// never joins; at its Finalize it says it is done, and the two that push go
+// on plain. Before, they waited for its JOIN at their first hot epoch for
+// good, and it waited for them in Finalize's barrier.
+TEST(HotPathUneven, AWorkerWithoutAKVWorkerLeavesTheJobPlain) {
+  libra::test_support::SwitchdProcess sw;
+  const CommandResult r = RunWithSwitch(sw, "idle", 1, 3, 1);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(CountOccurrences(r.output, "PASS idle"), 3) << r.output;
+  EXPECT_EQ(CountOccurrences(r.output, "idle: worker"), 2) << r.output;
+  EXPECT_NE(r.output.find("staying on the plain parameter server: worker 2 ended after 0 pushes, "
+                          "before it joined the hot path"),
+            std::string::npos)
+      << r.output;
+}
+
 // Without a reachable switch the controller says why and the job runs on the
 // plain parameter server: Libra never stops a job PS-lite would run.
 TEST(HotPathFallback, UnreachableSwitchKeepsThePlainParameterServer) {

@@ -130,6 +130,21 @@ void RunUneven(KVWorker<float>& kv) {
   std::cout << "uneven: worker " << MyRank() << " saw " << out[0] << std::endl;
 }
 
+// Every worker but the last pushes and pulls keys 0 and 1 four times; the
+// last makes no KVWorker. Each sees the others' pushes and its own.
+void RunIdle(KVWorker<float>& kv) {
+  const std::vector<Key> keys = {0, 1};
+  const std::vector<float> vals = {1.0f, 1.0f};
+  std::vector<float> out;
+  for (int i = 0; i < 4; ++i) {
+    kv.Wait(kv.Push(keys, vals));
+    kv.Wait(kv.Pull(keys, &out));
+  }
+  Expect(out.size() == 2 && out[0] == out[1], "keys 0 and 1 differ");
+  Expect(out[0] >= 4.0f, "a pull missed this worker's own pushes");
+  std::cout << "idle: worker " << MyRank() << " saw " << out[0] << std::endl;
+}
+
 void RunMany(KVWorker<float>& kv) {
   auto keys = TestKeys(2, 200);
   SArray<Key> skeys(keys);
@@ -309,6 +324,8 @@ int main(int argc, char** argv) {
       RunMultiCustomer();
     } else if (mode == "simple_app") {
       RunSimpleApp();
+    } else if (mode == "idle" && MyRank() == NumWorkers() - 1) {
+      // This worker makes no KVWorker: it only starts and finalizes.
     } else {
       KVWorker<float> kv(0, 0);
       if (mode == "sum")
@@ -319,6 +336,8 @@ int main(int argc, char** argv) {
         RunPullOnly(kv);
       else if (mode == "uneven")
         RunUneven(kv);
+      else if (mode == "idle")
+        RunIdle(kv);
       else if (mode == "pushpull")
         RunPushPull(kv);
       else if (mode == "zerocopy")

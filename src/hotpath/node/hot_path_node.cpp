@@ -380,6 +380,10 @@ void HotPathNode::SendWrittenKeys(int server, const WrittenKeys& keys) {
 
 bool HotPathNode::ReportDone(const WorkerDone& done) {
   if (!app_) return false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    done_ranks_.insert(done.rank);
+  }
   app_->Request(kDone, Encode(done), ps::kScheduler);
   return true;
 }
@@ -483,6 +487,19 @@ void HotPathNode::BeforeFinalBarrier(int customer_id) {
     }
   }
   for (auto& drain : drains) drain();
+  // A worker without a worker path of its own (it made no float KVWorker of
+  // app 0, or one of another type) never joins: the controller, waiting for
+  // every worker's JOIN, would keep the others at their first hot epoch for
+  // good. Its DONE, with nothing pushed, answers them plain.
+  if (!enabled() || !ps::Postoffice::Get()->is_worker()) return;
+  const int worker_id = WorkerIdOf(customer_id);
+  if (worker_id == ps::Node::kEmpty) return;
+  const auto rank = static_cast<uint32_t>(ps::Postoffice::IDtoRank(worker_id));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (done_ranks_.count(rank) != 0) return;
+  }
+  ReportDone(WorkerDone{rank, 0});
 }
 
 void HotPathNode::Stop() {

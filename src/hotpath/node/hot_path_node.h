@@ -57,7 +57,9 @@ class HotPathNode {
   void Start();
   // Before Finalize's barrier of customer `customer_id`: runs its drain
   // callbacks (its worker waits until the servers have applied every epoch
-  // it pushed).
+  // it pushed). A worker that had no worker path (no float KVWorker of app
+  // 0) then tells the controller it is done before it joined, so that the
+  // others, waiting for its JOIN, go on plain.
   void BeforeFinalBarrier(int customer_id);
   // After Finalize's barrier: the scheduler removes the job from the switch.
   void Stop();
@@ -207,7 +209,8 @@ class HotPathNode {
     int customer_id;
     std::function<void()> run;
   };
-  std::map<int, Drain> drains_;  // by AddDrain's id
+  std::map<int, Drain> drains_;    // by AddDrain's id
+  std::set<uint32_t> done_ranks_;  // the workers of this process that sent DONE
   int next_drain_ = 0;
   std::map<int, std::function<nlohmann::json()>> reports_;  // by customer id
   RepairHandler repair_handler_;
