@@ -41,7 +41,8 @@ def main():
     except OSError as e:
         sys.exit(f"epoch_timeline.py: {e}")
     names = sorted({n for e in epochs.values() for n in e})
-    order = {e: i for i, e in enumerate(["push", "packed", "fin_acked", "ready", "collected",
+    order = {e: i for i, e in enumerate(["push", "packed", "fin_acked", "reports_in", "ready",
+                                        "collecting", "collected",
                                         "dispatched", "checked", "applied", "published",
                                         "round_applied", "pushed",
                                         "replica", "hot_read", "hot_done", "pulled"])}

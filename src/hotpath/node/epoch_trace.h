@@ -10,14 +10,16 @@
 //   worker (node = its rank): push (the push began), packed (its DATA are
 //     handed to the sender), fin_acked, replica (the epoch's REPLICA stream
 //     is complete), hot_read (its next pull has the epoch's hot values);
-//   server (node = its rank): ready, collected, dispatched (the thread
+//   server (node = its rank): reports_in (every worker's WRITTEN_KEYS of
+//     the epoch are in, and the COLLECTs planned), ready, collecting (the
+//     COLLECTs go out), collected, dispatched (the thread
 //     that applies it took it), checked (the sum check passed), applied
 //     (the handle stepped the epoch and answered its values), published
 //     (the UPDATE packets are queued).
 // `libra train` adds its cold chain: round_applied (a server applied the
 // workers' pushes of the epoch), pushed (the worker's push returned) and
 // pulled (the worker's next pull returned, cold and hot values merged).
-// Off, an event costs a getenv (about 15 an epoch on the hot path, and 3 an
+// Off, an event costs a getenv (about 17 an epoch on the hot path, and 3 an
 // iteration in `libra train`, plain or not: one in the server's round).
 #pragma once
 

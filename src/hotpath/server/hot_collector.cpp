@@ -647,6 +647,7 @@ void HotCollector::Impl::Start(net::SendQueue& out) {
   }
   collecting = true;
   collect_started = clock.Now();
+  TraceEpoch("collecting", options.server_id, next_epoch);
   last_answer = collect_started;
   answered.assign(plan_packets(), false);
   sent_at.assign(plan_packets(), Clock::time_point{});
@@ -982,6 +983,7 @@ void HotCollector::AddWrittenKeys(std::uint32_t epoch, std::uint32_t worker,
       // report (waking it costs a thread switch an epoch a worker).
       return;
     }
+    TraceEpoch("reports_in", impl.options.server_id, epoch);
     impl.PlanWrittenKeys(reports.written);
     impl.planned_epoch = epoch;
   }
