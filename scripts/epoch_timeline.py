@@ -44,8 +44,8 @@ def main():
     order = {e: i for i, e in enumerate(["push", "packed", "fin_acked", "reports_in", "ready",
                                         "collecting", "collected",
                                         "dispatched", "checked", "applied", "published",
-                                        "round_applied", "pushed",
-                                        "replica", "hot_read", "hot_done", "pulled"])}
+                                        "update_sent", "round_applied", "pushed",
+                                        "replica_first", "replica", "hot_read", "hot_done", "pulled"])}
     names.sort(key=lambda n: (order.get(n.split()[0], 99), n))
     full = sorted(e for e, seen in epochs.items() if len(seen) == len(names))
     full = full[5:-5] if len(full) > 20 else full

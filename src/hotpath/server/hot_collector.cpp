@@ -500,6 +500,7 @@ void HotCollector::Impl::SendUpdates(Clock::time_point now, net::SendQueue& out)
     if (!update.sent) {
       if (outstanding >= update_window) break;
       out.PushView(update.packet.view(), options.switch_address);
+      if (update.seq == 0) TraceEpoch("update_sent", options.server_id, update.epoch);
       update.sent = true;
       update.sent_at = now;
       update.order = update.first_order = ++update_sends;

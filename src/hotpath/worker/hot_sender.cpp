@@ -270,6 +270,8 @@ void HotSender::Impl::HandleReplica(std::span<const std::uint8_t> bytes,
     return;
   }
   ++counters.replica_packets;
+  if (message.header.seq == 0 && message.header.node_id == 0)
+    TraceEpoch("replica_first", options.worker_id, message.header.epoch);
   const HotReplica::ApplyResult result =
       replica.Apply(message.header, std::span(message.cells.data(), message.header.slot_count));
   counters.replica_values += result.advanced;
