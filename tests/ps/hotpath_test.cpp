@@ -263,6 +263,34 @@ TEST(HotPathUneven, AWorkerWithoutAKVWorkerLeavesTheJobPlain) {
       << r.output;
 }
 
+// kv_program twice: each worker pushes and pulls keys 0 and 1 four times
+// with one KVWorker, then again with a new one. The hot path serves the
+// first ones (every worker's epochs through the switch: each sees 8); the
+// second ones run on the plain parameter server, which already holds those
+// sums, so each worker's last pull sees them and its own four pushes, at
+// least 12. Before, the second KVWorker started its epochs again from the
+// first, the switch dropped them as stale, and the pulls saw 8.
+TEST(HotPathUneven, ASecondKVWorkerAfterTheFirstEndedRunsPlain) {
+  libra::test_support::SwitchdProcess sw;
+  const CommandResult r = RunWithSwitch(sw, "twice", 1, 2, 1);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(CountOccurrences(r.output, "PASS twice"), 2) << r.output;
+  EXPECT_EQ(CountOccurrences(r.output, "made a new KVWorker after its earlier one ended"), 2)
+      << r.output;
+  EXPECT_EQ(r.output.find("did not take epoch"), std::string::npos) << r.output;
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string said = "idle: worker " + std::to_string(rank) + " saw ";
+    std::vector<double> seen;
+    for (size_t at = r.output.find(said); at != std::string::npos;
+         at = r.output.find(said, at + 1)) {
+      seen.push_back(std::stod(r.output.substr(at + said.size())));
+    }
+    ASSERT_EQ(seen.size(), 2u) << r.output;
+    EXPECT_EQ(seen[0], 8.0) << "worker " << rank << "\n" << r.output;
+    EXPECT_GE(seen[1], 12.0) << "worker " << rank << "\n" << r.output;
+  }
+}
+
 // Without a reachable switch the controller says why and the job runs on the
 // plain parameter server: Libra never stops a job PS-lite would run.
 TEST(HotPathFallback, UnreachableSwitchKeepsThePlainParameterServer) {

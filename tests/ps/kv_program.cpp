@@ -324,6 +324,12 @@ int main(int argc, char** argv) {
       RunMultiCustomer();
     } else if (mode == "simple_app") {
       RunSimpleApp();
+    } else if (mode == "twice") {
+      // Two KVWorkers one after the other, each as in idle.
+      for (int round = 0; round < 2; ++round) {
+        KVWorker<float> kv(0, 0);
+        RunIdle(kv);
+      }
     } else if (mode == "idle" && MyRank() == NumWorkers() - 1) {
       // This worker makes no KVWorker: it only starts and finalizes.
     } else {

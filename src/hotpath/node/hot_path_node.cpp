@@ -388,6 +388,11 @@ bool HotPathNode::ReportDone(const WorkerDone& done) {
   return true;
 }
 
+bool HotPathNode::DoneSent(uint32_t rank) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return done_ranks_.count(rank) != 0;
+}
+
 void HotPathNode::ReportPushedPast(const WorkerDone& past) {
   if (app_) app_->Request(kPushedPast, Encode(past), ps::kScheduler);
 }

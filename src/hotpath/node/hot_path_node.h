@@ -147,6 +147,9 @@ class HotPathNode {
   // the control plane has stopped and nothing was sent), or that it has
   // pushed past the end of a worker that is done (PUSHED_PAST).
   bool ReportDone(const WorkerDone& done);
+  // Whether worker `rank` of this process sent its DONE (a KVWorker of its
+  // ended, or its Finalize began): a later KVWorker of it runs plain.
+  bool DoneSent(uint32_t rank);
   void ReportPushedPast(const WorkerDone& past);
 
   // Bridges register what Finalize must wait for and what reports show,

@@ -90,7 +90,13 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
         first_hot_epoch_(Config().first_hot_epoch()),
         join_epoch_(Config().join_epoch()),
         plain_by_file_(HotSetFileHoldsNoKeys()),
+        after_done_(DoneBefore(customer_id)),
         server_of_(std::move(server_of)) {
+    if (after_done_) {
+      LOG(WARNING) << "libra: worker " << CustomerRank(customer_id)
+                   << " made a new KVWorker after its earlier one ended: the hot path served the "
+                      "earlier one, and this one runs on the plain parameter server";
+    }
     drain_id_ = node_->AddDrain(customer_id_, [this] { Drain(); });
     node_->SetReport(customer_id_, [this] { return Report(); });
     HotPathNode::SwitchEvents events;
@@ -145,6 +151,10 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
   }
 
   bool Push(const Parts& all, bool pull_back, Parts* cold, PartDone done) override {
+    if (after_done_) {
+      *cold = all;
+      return false;
+    }
     std::unique_lock<std::mutex> lock(push_mu_);
     // Between RESUME_QUERY and RESUME the controller picks the epoch the hot
     // path resumes at; this worker pushes nothing from its answer on.
@@ -234,6 +244,10 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
 
   bool Pull(const ps::SArray<ps::Key>& keys, ps::SArray<ps::Key>* cold_keys,
             PartDone done) override {
+    if (after_done_) {
+      *cold_keys = keys;
+      return false;
+    }
     std::lock_guard<std::mutex> lock(push_mu_);
     if (JoinsAtFirstPull()) {
       // The INSTALL then comes while this pull and the first batch run,
@@ -310,6 +324,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
   void SendDone() {
     const int worker_id = HotPathNode::WorkerIdOf(customer_id_);
     if (worker_id == ps::Node::kEmpty) return;  // no worker of its own: plain
+    if (after_done_) return;                    // the earlier KVWorker's path sent it
     WorkerDone done;
     bool joined = false;
     {
@@ -323,6 +338,22 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     const bool sent = node_->ReportDone(done);
     std::lock_guard<std::mutex> lock(done_mu_);
     awaits_all_done_ = sent && joined;
+  }
+
+  // The rank of customer `customer_id`'s worker, or -1 before ps::Start.
+  static int CustomerRank(int customer_id) {
+    const int worker_id = HotPathNode::WorkerIdOf(customer_id);
+    return worker_id == ps::Node::kEmpty ? -1 : ps::Postoffice::IDtoRank(worker_id);
+  }
+
+  // Whether an earlier KVWorker of this customer's worker ended (its path
+  // sent DONE): the controller counts this worker done, and the switch's
+  // epochs went on without it, so a new path cannot join them; it runs
+  // plain, as every worker's does once all of them are done. (Customer 0
+  // may be made before ps::Start, when no earlier one can have ended.)
+  bool DoneBefore(int customer_id) const {
+    const int rank = CustomerRank(customer_id);
+    return rank >= 0 && node_->DoneSent(static_cast<uint32_t>(rank));
   }
 
   // Under push_mu_: the next epoch this worker pushes.
@@ -971,6 +1002,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
   const uint32_t first_hot_epoch_;
   const uint32_t join_epoch_;  // sends its JOIN at its push of this epoch
   const bool plain_by_file_;   // HotSetFileHoldsNoKeys: runs plain without waiting for the INSTALL
+  const bool after_done_;      // DoneBefore: an earlier path of this worker ended; plain
   const ServerOf server_of_;
   int drain_id_ = 0;
 
