@@ -38,11 +38,33 @@ TEST(ExactSum, IsWithinHalfAStepPerValueAndIndependentOfOrder) {
   }
 }
 
-TEST(ExactSum, LeavesOutInfinitiesAndNanAndSaysWhenEvenSixtyFourBitsClamp) {
+// As float addition in any order: the plain parameter server's sum of the
+// same values.
+TEST(ExactSum, CarriesInfinitiesAndNanAsAFloatSumDoes) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<std::vector<float>> cases = {
+      {1.5f, kInf, 2.0f}, {-kInf, 1.5f}, {1.5f, kNan, 2.0f}, {kInf, 1.5f, -kInf}, {kInf, kInf}};
+  for (std::vector<float> values : cases) {
+    float reference = 0;
+    for (const float v : values) reference += v;
+    for (int order = 0; order < 2; ++order) {
+      ExactSum sum(16);
+      for (const float v : values) sum.Add(v);
+      if (std::isnan(reference)) {
+        EXPECT_TRUE(std::isnan(sum.Value())) << values.size() << " values";
+      } else {
+        EXPECT_EQ(sum.Value(), reference) << values.size() << " values";
+      }
+      EXPECT_FALSE(sum.clamped());
+      std::reverse(values.begin(), values.end());
+    }
+  }
+}
+
+TEST(ExactSum, SaysWhenEvenSixtyFourBitsClamp) {
   ExactSum sum(16);
   sum.Add(1.5f);
-  sum.Add(std::numeric_limits<float>::infinity());
-  sum.Add(std::numeric_limits<float>::quiet_NaN());
   EXPECT_EQ(sum.Value(), 1.5f);
   EXPECT_FALSE(sum.clamped());
   sum.Add(3e38f);  // 3e38 * 2^16 is far beyond 2^62

@@ -291,6 +291,23 @@ TEST(HotPathUneven, ASecondKVWorkerAfterTheFirstEndedRunsPlain) {
   }
 }
 
+// A NaN and an infinity pushed to hot keys (kv_program nonfinite): the
+// switch flags the sums, the server sums them from the workers' values, and
+// they come out as the plain parameter server's float sums do, NaN and
+// infinity, not the other values' sum.
+TEST(HotPathSums, NanAndInfinityComeOutAsOnThePlainServer) {
+  libra::test_support::SwitchdProcess sw;
+  const CommandResult r = RunWithSwitch(sw, "nonfinite", 1, 2, 1);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(CountOccurrences(r.output, "PASS nonfinite"), 2) << r.output;
+  EXPECT_NE(r.output.find("libra: hot path on from epoch 1"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("summed exactly from the workers' values"), std::string::npos)
+      << r.output;
+  for (const char* seen : {"nonfinite: worker 0 saw nan inf", "nonfinite: worker 1 saw nan inf"}) {
+    EXPECT_NE(r.output.find(seen), std::string::npos) << seen << "\n" << r.output;
+  }
+}
+
 // Without a reachable switch the controller says why and the job runs on the
 // plain parameter server: Libra never stops a job PS-lite would run.
 TEST(HotPathFallback, UnreachableSwitchKeepsThePlainParameterServer) {

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <random>
 #include <thread>
@@ -143,6 +144,24 @@ void RunIdle(KVWorker<float>& kv) {
   Expect(out.size() == 2 && out[0] == out[1], "keys 0 and 1 differ");
   Expect(out[0] >= 4.0f, "a pull missed this worker's own pushes");
   std::cout << "idle: worker " << MyRank() << " saw " << out[0] << std::endl;
+}
+
+// Keys 0 and 1, pushed and pulled four times; worker 0's third push is NaN
+// and infinity. The sums become what float addition makes them: each
+// worker's pulls from then on see "nan inf".
+void RunNonFinite(KVWorker<float>& kv) {
+  const std::vector<Key> keys = {0, 1};
+  std::vector<float> out;
+  for (int i = 0; i < 4; ++i) {
+    std::vector<float> vals = {1.0f, 1.0f};
+    if (i == 2 && MyRank() == 0) {
+      vals = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()};
+    }
+    kv.Wait(kv.Push(keys, vals));
+    kv.Wait(kv.Pull(keys, &out));
+    Expect(out.size() == 2, "pull returned " + std::to_string(out.size()) + " values");
+  }
+  std::cout << "nonfinite: worker " << MyRank() << " saw " << out[0] << " " << out[1] << std::endl;
 }
 
 void RunMany(KVWorker<float>& kv) {
@@ -344,6 +363,8 @@ int main(int argc, char** argv) {
         RunUneven(kv);
       else if (mode == "idle")
         RunIdle(kv);
+      else if (mode == "nonfinite")
+        RunNonFinite(kv);
       else if (mode == "pushpull")
         RunPushPull(kv);
       else if (mode == "zerocopy")

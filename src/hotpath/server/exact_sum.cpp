@@ -1,6 +1,7 @@
 #include "hotpath/server/exact_sum.h"
 
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -21,7 +22,14 @@ ExactSum::ExactSum(int scale_bits) : scale_bits_(scale_bits) {
 }
 
 void ExactSum::Add(float value) {
-  if (!std::isfinite(value)) return;
+  if (std::isnan(value)) {
+    nan_ = true;
+    return;
+  }
+  if (std::isinf(value)) {
+    (value > 0 ? positive_infinity_ : negative_infinity_) = true;
+    return;
+  }
   double scaled = std::ldexp(static_cast<double>(value), scale_bits_);  // exact
   if (std::fabs(scaled) >= kLimit) {
     clamped_ = true;
@@ -36,6 +44,11 @@ void ExactSum::Add(float value) {
 }
 
 float ExactSum::Value() const {
+  if (nan_ || (positive_infinity_ && negative_infinity_)) {
+    return std::numeric_limits<float>::quiet_NaN();
+  }
+  if (positive_infinity_) return std::numeric_limits<float>::infinity();
+  if (negative_infinity_) return -std::numeric_limits<float>::infinity();
   return static_cast<float>(std::ldexp(static_cast<double>(sum_), -scale_bits_));
 }
 

@@ -3,8 +3,9 @@
 // for the scale 2^F): each worker's value scaled by 2^F and rounded to an
 // integer (to nearest, ties away from zero, as the switch's table rounds),
 // added in 64 bits, and the sum scaled back to float32. Integer addition, so
-// the result does not depend on the order the workers' values arrive in;
-// infinities and NaN are left out, as the switch leaves them out.
+// the result does not depend on the order the workers' values arrive in.
+// The switch adds nothing for an infinity or NaN and flags the sum; here
+// they make the sum what the plain parameter server's float sum is (Value).
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,9 @@ class ExactSum {
   explicit ExactSum(int scale_bits);
 
   void Add(float value);
+  // The sum as float32. An infinity or NaN among the values makes it what
+  // float addition makes it, whatever the order (NaN, or both infinities:
+  // NaN; else the infinity), as the plain parameter server's sum is.
   float Value() const;
   // Whether some value was beyond even 64 bits at this scale (|x| 2^F >=
   // 2^62) and was clamped: then the sum is still not exact.
@@ -24,8 +28,11 @@ class ExactSum {
 
  private:
   int scale_bits_;
-  std::int64_t sum_ = 0;
+  std::int64_t sum_ = 0;  // of the finite values
   bool clamped_ = false;
+  bool nan_ = false;
+  bool positive_infinity_ = false;
+  bool negative_infinity_ = false;
 };
 
 }  // namespace libra::hotpath
