@@ -23,4 +23,4 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DLIBRA_SANITIZE=ON >
 cmake --build build-asan -j"$jobs"
 ctest --test-dir build-asan -L unit --output-on-failure -j"$jobs" --timeout 300
 ctest --test-dir build-asan -LE unit --output-on-failure -j"$jobs" --timeout 300 \
-  -R 'HotPath(Job|Loss|Sampling|CustomersAsWorkers|File|Uneven|Fallback)'
+  -R 'HotPath(Job|Loss|Sampling|CustomersAsWorkers|File|Uneven|Fallback|Sums)'
