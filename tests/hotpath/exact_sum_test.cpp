@@ -17,7 +17,7 @@ TEST(ExactSum, SumsWhatAThirtyTwoBitSumCannotHold) {
   ExactSum sum(28);  // 32 bits hold |x| < 8 at this scale
   for (int w = 0; w < 10; ++w) sum.Add(60.0f);
   EXPECT_EQ(sum.Value(), 600.0f);
-  EXPECT_FALSE(sum.clamped());
+  EXPECT_FALSE(sum.wide());
 }
 
 TEST(ExactSum, IsWithinHalfAStepPerValueAndIndependentOfOrder) {
@@ -56,19 +56,27 @@ TEST(ExactSum, CarriesInfinitiesAndNanAsAFloatSumDoes) {
       } else {
         EXPECT_EQ(sum.Value(), reference) << values.size() << " values";
       }
-      EXPECT_FALSE(sum.clamped());
+      EXPECT_FALSE(sum.wide());
       std::reverse(values.begin(), values.end());
     }
   }
 }
 
-TEST(ExactSum, SaysWhenEvenSixtyFourBitsClamp) {
-  ExactSum sum(16);
+// Beyond 64 bits at the scale the sum is the float sum, in double precision:
+// a large value comes out as the plain parameter server sums it, not clamped.
+TEST(ExactSum, SumsInDoublePrecisionBeyondSixtyFourBits) {
+  ExactSum sum(26);
   sum.Add(1.5f);
   EXPECT_EQ(sum.Value(), 1.5f);
-  EXPECT_FALSE(sum.clamped());
-  sum.Add(3e38f);  // 3e38 * 2^16 is far beyond 2^62
-  EXPECT_TRUE(sum.clamped());
+  EXPECT_FALSE(sum.wide());
+  sum.Add(1e30f);  // 1e30 * 2^26 is far beyond 2^62
+  sum.Add(-3e12f);
+  EXPECT_TRUE(sum.wide());
+  EXPECT_EQ(sum.Value(), static_cast<float>(1.5 + double{1e30f} - 3e12));
+  ExactSum overflowing(30);  // each value fits, their sum does not
+  for (int i = 0; i < 5; ++i) overflowing.Add(2e9f);
+  EXPECT_TRUE(overflowing.wide());
+  EXPECT_EQ(overflowing.Value(), 1e10f);
   EXPECT_THROW(ExactSum(31), std::invalid_argument);
   EXPECT_THROW(ExactSum(-1), std::invalid_argument);
 }

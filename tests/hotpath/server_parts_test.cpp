@@ -136,13 +136,16 @@ TEST(SaturatedSums, AWorkerThatNoLongerHasTheEpochLeavesTheSumsClamped) {
   EXPECT_FALSE(EveryWorkerAnswered({answers[0]}, 2)) << "one answer of two workers";
 }
 
-TEST(SaturatedSums, ASumBeyondSixtyFourBitsIsCountedAsStillClamped) {
+// A value beyond 64 bits at the scale: its sum is the float sum, in double
+// precision, not a clamp.
+TEST(SaturatedSums, ASumBeyondSixtyFourBitsIsSummedInDoublePrecision) {
   const auto hot_set = SmallHotSet();
   const float huge = std::numeric_limits<float>::max();
-  std::vector<FallbackPush> answers = {{4, 0, {30}, {huge, 1.f}}};
+  std::vector<FallbackPush> answers = {{4, 0, {30}, {huge, 1.f}}, {4, 1, {30}, {-3e12f, 2.f}}};
   CollectedEpoch epoch = SaturatedEpoch();
   EXPECT_EQ(SumSaturatedExactly(*hot_set, 16, answers, &epoch), 1u);
-  EXPECT_EQ(epoch.vals[2], 1.f);
+  EXPECT_EQ(epoch.vals[1], static_cast<float>(double{huge} - 3e12)) << "30's first value";
+  EXPECT_EQ(epoch.vals[2], 3.f);
 }
 
 }  // namespace

@@ -308,6 +308,24 @@ TEST(HotPathSums, NanAndInfinityComeOutAsOnThePlainServer) {
   }
 }
 
+// Values far beyond the switch's fixed point (kv_program large: 1e30 and
+// -3e12 at a scale of 2^26, where 64 bits hold about 6.9e10): summed in
+// double precision from the workers' values, they come out as on the plain
+// parameter server, not clamped.
+TEST(HotPathSums, ValuesBeyondSixtyFourBitsComeOutAsOnThePlainServer) {
+  libra::test_support::SwitchdProcess sw;
+  const CommandResult r = RunWithSwitch(sw, "large", 1, 2, 1);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(CountOccurrences(r.output, "PASS large"), 2) << r.output;
+  EXPECT_NE(r.output.find("beyond 64 bits at the job's scale, in double precision"),
+            std::string::npos)
+      << r.output;
+  for (const char* seen :
+       {"large: worker 0 saw 1e+30 -3e+12", "large: worker 1 saw 1e+30 -3e+12"}) {
+    EXPECT_NE(r.output.find(seen), std::string::npos) << seen << "\n" << r.output;
+  }
+}
+
 // Without a reachable switch the controller says why and the job runs on the
 // plain parameter server: Libra never stops a job PS-lite would run.
 TEST(HotPathFallback, UnreachableSwitchKeepsThePlainParameterServer) {

@@ -146,22 +146,21 @@ void RunIdle(KVWorker<float>& kv) {
   std::cout << "idle: worker " << MyRank() << " saw " << out[0] << std::endl;
 }
 
-// Keys 0 and 1, pushed and pulled four times; worker 0's third push is NaN
-// and infinity. The sums become what float addition makes them: each
-// worker's pulls from then on see "nan inf".
-void RunNonFinite(KVWorker<float>& kv) {
+// Keys 0 and 1, pushed and pulled four times; worker 0's third push is
+// `third` instead of ones (NaN and infinity, or values far beyond the
+// switch's fixed point). Each worker's last pull shows the sums.
+void RunLargeOrNonFinite(KVWorker<float>& kv, const std::string& mode,
+                         const std::vector<float>& third) {
   const std::vector<Key> keys = {0, 1};
   std::vector<float> out;
   for (int i = 0; i < 4; ++i) {
     std::vector<float> vals = {1.0f, 1.0f};
-    if (i == 2 && MyRank() == 0) {
-      vals = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()};
-    }
+    if (i == 2 && MyRank() == 0) vals = third;
     kv.Wait(kv.Push(keys, vals));
     kv.Wait(kv.Pull(keys, &out));
     Expect(out.size() == 2, "pull returned " + std::to_string(out.size()) + " values");
   }
-  std::cout << "nonfinite: worker " << MyRank() << " saw " << out[0] << " " << out[1] << std::endl;
+  std::cout << mode << ": worker " << MyRank() << " saw " << out[0] << " " << out[1] << std::endl;
 }
 
 void RunMany(KVWorker<float>& kv) {
@@ -364,7 +363,11 @@ int main(int argc, char** argv) {
       else if (mode == "idle")
         RunIdle(kv);
       else if (mode == "nonfinite")
-        RunNonFinite(kv);
+        RunLargeOrNonFinite(
+            kv, mode,
+            {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()});
+      else if (mode == "large")
+        RunLargeOrNonFinite(kv, mode, {1e30f, -3e12f});
       else if (mode == "pushpull")
         RunPushPull(kv);
       else if (mode == "zerocopy")

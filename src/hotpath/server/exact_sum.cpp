@@ -8,8 +8,8 @@
 namespace libra::hotpath {
 namespace {
 
-// Far below INT64_MAX, so that adding a few thousand workers' clamped values
-// cannot overflow.
+// Far below INT64_MAX: a value beyond it makes the sum wide (summed in
+// double precision instead).
 constexpr double kLimit = 4611686018427387904.0;  // 2^62
 
 }  // namespace
@@ -30,17 +30,16 @@ void ExactSum::Add(float value) {
     (value > 0 ? positive_infinity_ : negative_infinity_) = true;
     return;
   }
-  double scaled = std::ldexp(static_cast<double>(value), scale_bits_);  // exact
+  wide_sum_ += value;
+  if (wide_) return;
+  const double scaled = std::ldexp(static_cast<double>(value), scale_bits_);  // exact
   if (std::fabs(scaled) >= kLimit) {
-    clamped_ = true;
-    scaled = std::copysign(kLimit, scaled);
+    wide_ = true;
+    return;
   }
   // std::llround rounds halves away from zero, like the switch's table.
   const std::int64_t fixed = std::llround(scaled);
-  if (__builtin_add_overflow(sum_, fixed, &sum_)) {
-    clamped_ = true;
-    sum_ = fixed > 0 ? INT64_MAX : INT64_MIN;
-  }
+  if (__builtin_add_overflow(sum_, fixed, &sum_)) wide_ = true;
 }
 
 float ExactSum::Value() const {
@@ -49,6 +48,7 @@ float ExactSum::Value() const {
   }
   if (positive_infinity_) return std::numeric_limits<float>::infinity();
   if (negative_infinity_) return -std::numeric_limits<float>::infinity();
+  if (wide_) return static_cast<float>(wide_sum_);
   return static_cast<float>(std::ldexp(static_cast<double>(sum_), -scale_bits_));
 }
 

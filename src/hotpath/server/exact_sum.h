@@ -22,14 +22,17 @@ class ExactSum {
   // float addition makes it, whatever the order (NaN, or both infinities:
   // NaN; else the infinity), as the plain parameter server's sum is.
   float Value() const;
-  // Whether some value was beyond even 64 bits at this scale (|x| 2^F >=
-  // 2^62) and was clamped: then the sum is still not exact.
-  bool clamped() const { return clamped_; }
+  // Whether some value, or the sum, was beyond even 64 bits at this scale
+  // (|x| 2^F >= 2^62): then Value() is the values' sum in double precision
+  // rounded to float32, which, like the plain parameter server's float sum,
+  // may differ in its last bit with the order of the values.
+  bool wide() const { return wide_; }
 
  private:
   int scale_bits_;
   std::int64_t sum_ = 0;  // of the finite values
-  bool clamped_ = false;
+  double wide_sum_ = 0;   // the same in double precision, for a wide sum
+  bool wide_ = false;
   bool nan_ = false;
   bool positive_infinity_ = false;
   bool negative_infinity_ = false;

@@ -35,7 +35,7 @@ std::uint64_t SumSaturatedExactly(const hot::HotSet& hot_set, int scale_bits,
       offset += len;
     }
   }
-  std::uint64_t still_clamped = 0;
+  std::uint64_t wide = 0;
   std::size_t offset = 0;
   for (std::size_t i = 0; i < epoch->keys.size(); ++i) {
     const std::size_t len = static_cast<std::size_t>(epoch->lens[i]);
@@ -43,12 +43,12 @@ std::uint64_t SumSaturatedExactly(const hot::HotSet& hot_set, int scale_bits,
     if (it != sums.end()) {
       for (std::size_t v = 0; v < len; ++v) {
         epoch->vals[offset + v] = it->second[v].Value();
-        still_clamped += it->second[v].clamped();
+        wide += it->second[v].wide();
       }
     }
     offset += len;
   }
-  return still_clamped;
+  return wide;
 }
 
 }  // namespace libra::hotpath

@@ -23,8 +23,9 @@ bool EveryWorkerAnswered(const std::vector<FallbackPush>& answers, std::uint32_t
 // sums of the workers' `answers` (each answer's keys in any order, the hot
 // set's lengths, other keys than those skipped; a malformed answer counts
 // up to where it is readable).
-// `scale_bits`: the job's fixed point. Returns how many values are still
-// clamped (a sum beyond even the 64-bit range).
+// `scale_bits`: the job's fixed point. Returns how many values were wide
+// (beyond even the 64-bit range at that scale: summed in double precision,
+// ExactSum::wide).
 std::uint64_t SumSaturatedExactly(const hot::HotSet& hot_set, int scale_bits,
                                   const std::vector<FallbackPush>& answers, CollectedEpoch* epoch);
 

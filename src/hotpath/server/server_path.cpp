@@ -569,13 +569,16 @@ class ServerPathImpl final : public ps::ServerHotPath {
 
   // The exact sums of `epoch->saturated_keys` from every worker's `answers`.
   void SumSaturatedFrom(const std::vector<FallbackPush>& answers, CollectedEpoch* epoch) {
-    const uint64_t still_clamped =
+    const uint64_t wide =
         libra::hotpath::SumSaturatedExactly(*hot_set_, install_.scale_bits, answers, epoch);
     LOG(WARNING) << "libra: " << epoch->saturated_keys.size() << " hot sums saturated in epoch "
-                 << epoch->epoch << "; summed exactly from the workers' values";
+                 << epoch->epoch << "; summed exactly from the workers' values"
+                 << (wide == 0 ? std::string()
+                               : " (" + std::to_string(wide) +
+                                     " beyond 64 bits at the job's scale, in double precision)");
     std::lock_guard<std::mutex> lock(mu_);
     saturated_exact_ += epoch->saturated_keys.size();
-    saturated_clamped_ += still_clamped;
+    saturated_wide_ += wide;
   }
 
   // A worker's replica lacks values of `repair.epoch`: answer with what this
@@ -685,7 +688,8 @@ class ServerPathImpl final : public ps::ServerHotPath {
           {"epochs_waiting_for_terms", epochs_waiting_for_terms_},
           {"epochs_unchecked", sums_unchecked_}}},
         {"saturated_keys_summed_exactly", saturated_exact_},
-        {"saturated_values_left_clamped", saturated_clamped_}};
+        {"saturated_values_left_clamped", saturated_clamped_},
+        {"saturated_values_summed_in_double", saturated_wide_}};
     if (hot_set_) {
       out["hot_keys"] = hot_set_->size();
       out["hot_values"] = hot_set_->num_values();
@@ -798,7 +802,7 @@ class ServerPathImpl final : public ps::ServerHotPath {
   uint64_t taken_by_collector_ = 0, taken_by_dispatcher_ = 0;
   uint64_t fallbacks_ = 0, resumes_ = 0, fallback_epochs_ = 0, fallback_pushes_ = 0;
   uint64_t fallback_pushes_late_ = 0, fallback_pushes_refused_ = 0;
-  uint64_t saturated_exact_ = 0, saturated_clamped_ = 0;
+  uint64_t saturated_exact_ = 0, saturated_clamped_ = 0, saturated_wide_ = 0;
   uint64_t epochs_checked_ = 0, keys_summed_from_values_ = 0, epochs_disagreeing_ = 0;
   uint64_t epochs_waiting_for_terms_ = 0, sums_unchecked_ = 0;
   bool check_waits_for_terms_ = false;  // a check waits in CheckSwitchSums for a term
