@@ -216,6 +216,31 @@ CommandResult RunUnevenPushes(int servers, int workers, int sample_epochs) {
   return RunWithSwitch(sw, "uneven", servers, workers, sample_epochs);
 }
 
+// The controller's line for a job left plain because worker `rank` ended
+// after `pushes` pushes, before it joined.
+std::string EndedBeforeJoining(int rank, int pushes) {
+  return "staying on the plain parameter server: worker " + std::to_string(rank) + " ended after " +
+         std::to_string(pushes) + " pushes, before it joined the hot path";
+}
+
+// Runs kv_program `mode` (2 workers, 1 server, hot from epoch 1), in which
+// worker 0's third push is unusual values, and expects the server to have
+// said `server_said` and each worker's last pull to show `sums`: what the
+// plain parameter server's pulls show for the same program.
+void ExpectSumsAsOnThePlainServer(const std::string& mode, const std::string& server_said,
+                                  const std::string& sums) {
+  libra::test_support::SwitchdProcess sw;
+  const CommandResult r = RunWithSwitch(sw, mode, 1, 2, 1);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(CountOccurrences(r.output, "PASS " + mode), 2) << r.output;
+  EXPECT_NE(r.output.find("libra: hot path on from epoch 1"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(server_said), std::string::npos) << server_said << "\n" << r.output;
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string seen = mode + ": worker " + std::to_string(rank) + " saw " + sums;
+    EXPECT_NE(r.output.find(seen), std::string::npos) << seen << "\n" << r.output;
+  }
+}
+
 // The hot path sums an epoch once every worker has pushed it: worker 0,
 // done after epoch 2, pads epochs 3 and 4 with empty pushes, worker 1 epoch
 // 4, and each worker's last pull sees every push of the epochs up to its own
@@ -241,10 +266,7 @@ TEST(HotPathUneven, AWorkerThatEndsBeforeItJoinsLeavesTheJobPlain) {
   const CommandResult r = RunUnevenPushes(1, 2, 6);
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(CountOccurrences(r.output, "PASS uneven"), 2) << r.output;
-  EXPECT_NE(r.output.find("staying on the plain parameter server: worker 0 ended after 3 pushes, "
-                          "before it joined the hot path"),
-            std::string::npos)
-      << r.output;
+  EXPECT_NE(r.output.find(EndedBeforeJoining(0, 3)), std::string::npos) << r.output;
 }
 
 // A worker that makes no KVWorker (kv_program idle: the last of three)
@@ -257,10 +279,7 @@ TEST(HotPathUneven, AWorkerWithoutAKVWorkerLeavesTheJobPlain) {
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(CountOccurrences(r.output, "PASS idle"), 3) << r.output;
   EXPECT_EQ(CountOccurrences(r.output, "idle: worker"), 2) << r.output;
-  EXPECT_NE(r.output.find("staying on the plain parameter server: worker 2 ended after 0 pushes, "
-                          "before it joined the hot path"),
-            std::string::npos)
-      << r.output;
+  EXPECT_NE(r.output.find(EndedBeforeJoining(2, 0)), std::string::npos) << r.output;
 }
 
 // kv_program twice: each worker pushes and pulls keys 0 and 1 four times
@@ -296,16 +315,7 @@ TEST(HotPathUneven, ASecondKVWorkerAfterTheFirstEndedRunsPlain) {
 // they come out as the plain parameter server's float sums do, NaN and
 // infinity, not the other values' sum.
 TEST(HotPathSums, NanAndInfinityComeOutAsOnThePlainServer) {
-  libra::test_support::SwitchdProcess sw;
-  const CommandResult r = RunWithSwitch(sw, "nonfinite", 1, 2, 1);
-  EXPECT_EQ(r.status, 0) << r.output;
-  EXPECT_EQ(CountOccurrences(r.output, "PASS nonfinite"), 2) << r.output;
-  EXPECT_NE(r.output.find("libra: hot path on from epoch 1"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("summed exactly from the workers' values"), std::string::npos)
-      << r.output;
-  for (const char* seen : {"nonfinite: worker 0 saw nan inf", "nonfinite: worker 1 saw nan inf"}) {
-    EXPECT_NE(r.output.find(seen), std::string::npos) << seen << "\n" << r.output;
-  }
+  ExpectSumsAsOnThePlainServer("nonfinite", "summed exactly from the workers' values", "nan inf");
 }
 
 // Values far beyond the switch's fixed point (kv_program large: 1e30 and
@@ -313,17 +323,8 @@ TEST(HotPathSums, NanAndInfinityComeOutAsOnThePlainServer) {
 // double precision from the workers' values, they come out as on the plain
 // parameter server, not clamped.
 TEST(HotPathSums, ValuesBeyondSixtyFourBitsComeOutAsOnThePlainServer) {
-  libra::test_support::SwitchdProcess sw;
-  const CommandResult r = RunWithSwitch(sw, "large", 1, 2, 1);
-  EXPECT_EQ(r.status, 0) << r.output;
-  EXPECT_EQ(CountOccurrences(r.output, "PASS large"), 2) << r.output;
-  EXPECT_NE(r.output.find("beyond 64 bits at the job's scale, in double precision"),
-            std::string::npos)
-      << r.output;
-  for (const char* seen :
-       {"large: worker 0 saw 1e+30 -3e+12", "large: worker 1 saw 1e+30 -3e+12"}) {
-    EXPECT_NE(r.output.find(seen), std::string::npos) << seen << "\n" << r.output;
-  }
+  ExpectSumsAsOnThePlainServer("large", "beyond 64 bits at the job's scale, in double precision",
+                               "1e+30 -3e+12");
 }
 
 // Without a reachable switch the controller says why and the job runs on the

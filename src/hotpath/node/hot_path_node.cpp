@@ -96,6 +96,11 @@ int HotPathNode::WorkerIdOf(int customer_id) {
   return van ? van->WorkerIdOfCustomer(customer_id) : ps::Node::kEmpty;
 }
 
+int HotPathNode::WorkerRankOf(int customer_id) {
+  const int worker_id = WorkerIdOf(customer_id);
+  return worker_id == ps::Node::kEmpty ? -1 : ps::Postoffice::IDtoRank(worker_id);
+}
+
 HotPathNode* HotPathNode::Get() {
   // Never destroyed: a program that exits without ps::Finalize must not run
   // the control plane's teardown after the ps::Postoffice's.
@@ -497,14 +502,9 @@ void HotPathNode::BeforeFinalBarrier(int customer_id) {
   // every worker's JOIN, would keep the others at their first hot epoch for
   // good. Its DONE, with nothing pushed, answers them plain.
   if (!enabled() || !ps::Postoffice::Get()->is_worker()) return;
-  const int worker_id = WorkerIdOf(customer_id);
-  if (worker_id == ps::Node::kEmpty) return;
-  const auto rank = static_cast<uint32_t>(ps::Postoffice::IDtoRank(worker_id));
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (done_ranks_.count(rank) != 0) return;
-  }
-  ReportDone(WorkerDone{rank, 0});
+  const int rank = WorkerRankOf(customer_id);
+  if (rank < 0 || DoneSent(static_cast<uint32_t>(rank))) return;
+  ReportDone(WorkerDone{static_cast<uint32_t>(rank), 0});
 }
 
 void HotPathNode::Stop() {

@@ -52,6 +52,8 @@ class HotPathNode {
   // its own (ps::Van::WorkerIdOfCustomer); ps::Node::kEmpty before ps::Start
   // or when it is no worker.
   static int WorkerIdOf(int customer_id);
+  // The same as a worker rank; -1 where WorkerIdOf is ps::Node::kEmpty.
+  static int WorkerRankOf(int customer_id);
 
   // After the van is up: creates the control-plane app; a server joins.
   void Start();

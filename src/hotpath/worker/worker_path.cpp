@@ -93,7 +93,7 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
         after_done_(DoneBefore(customer_id)),
         server_of_(std::move(server_of)) {
     if (after_done_) {
-      LOG(WARNING) << "libra: worker " << CustomerRank(customer_id)
+      LOG(WARNING) << "libra: worker " << HotPathNode::WorkerRankOf(customer_id)
                    << " made a new KVWorker after its earlier one ended: the hot path served the "
                       "earlier one, and this one runs on the plain parameter server";
     }
@@ -340,19 +340,13 @@ class WorkerPathImpl final : public ps::WorkerHotPath {
     awaits_all_done_ = sent && joined;
   }
 
-  // The rank of customer `customer_id`'s worker, or -1 before ps::Start.
-  static int CustomerRank(int customer_id) {
-    const int worker_id = HotPathNode::WorkerIdOf(customer_id);
-    return worker_id == ps::Node::kEmpty ? -1 : ps::Postoffice::IDtoRank(worker_id);
-  }
-
   // Whether an earlier KVWorker of this customer's worker ended (its path
   // sent DONE): the controller counts this worker done, and the switch's
   // epochs went on without it, so a new path cannot join them; it runs
   // plain, as every worker's does once all of them are done. (Customer 0
   // may be made before ps::Start, when no earlier one can have ended.)
   bool DoneBefore(int customer_id) const {
-    const int rank = CustomerRank(customer_id);
+    const int rank = HotPathNode::WorkerRankOf(customer_id);
     return rank >= 0 && node_->DoneSent(static_cast<uint32_t>(rank));
   }
 
