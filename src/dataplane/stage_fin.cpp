@@ -7,8 +7,10 @@ void FinStage(PacketContext& ctx, PipelineState& state, OutputBatch& out) {
   const std::size_t worker = ctx.peer.id;
   state.counters.Count(Event::kFinPackets);
 
-  // A worker sends FIN only once all its DATA of the epoch were ACKed, so the
-  // switch has seen exactly `seq` of them; anything else is a broken sender.
+  // A worker sends FIN right behind its last DATA of the epoch; over one FIFO
+  // path the switch has then seen all `seq` of them, unless one was lost. A
+  // FIN with another count is dropped: the worker resends it once every DATA
+  // is ACKed.
   const ReadInEpoch::Output seen =
       state.data_count.Execute(ctx.pass, worker * 2 + ctx.bank, ReadInEpoch{ctx.epoch_tag});
   if (seen.newer_epoch_stored) {

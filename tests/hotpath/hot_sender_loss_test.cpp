@@ -20,6 +20,7 @@
 #include "hotpath/messages/update_auth.h"
 #include "hotpath/node/engine_clock.h"
 #include "hotpath/small_hot_set.h"
+#include "hotpath/wait_for.h"
 #include "hotpath/worker/hot_sender.h"
 #include "net/udp_socket.h"
 #include "wire/wire.h"
@@ -43,10 +44,11 @@ constexpr std::uint32_t kFin = ~0u;
 using Decide = std::function<bool(std::uint32_t packet, int nth)>;
 
 // The switch's side: ACKs as `decide` says, in the order the packets came
-// (one FIFO path). It keeps the sender's clock (a ManualEngineClock): time
-// moves only while nothing is in flight either way (`quiet`), in steps of
-// kStep, so a timer expires when the script says and never because the
-// machine was slow, and the counts below are exact.
+// (one FIFO path). As the switch does, it drops a FIN that comes before
+// every DATA of the push has (`fin_mismatches`). It keeps the sender's clock (a ManualEngineClock):
+// time moves only while nothing is in flight either way (`quiet`), in steps of kStep, so a timer
+// expires when the script says and never because the machine was slow, and the counts below are
+// exact.
 struct ScriptedSwitch {
   static constexpr auto kStep = 5ms;
   net::UdpSocket socket{UdpEndpoint{0x7f000001, 0}};
@@ -54,10 +56,31 @@ struct ScriptedSwitch {
   std::map<std::uint32_t, int> asked;    // DATA (seq) and FIN (kFin) received
   std::map<std::uint32_t, int> resends;  // ... of them flagged RETRANSMISSION
   std::uint64_t received = 0, sent = 0;  // datagrams
+  int fin_mismatches = 0;
   // A queue in front of the switch: first sends wait in it, unACKed, until
   // a resend comes behind them (then all are ACKed in the order they came).
   bool hold_first_sends = false;
   std::vector<wire::Header> held;
+
+  // Whether a FIN counting `count` DATA finds all of them seen.
+  bool SawAllData(std::uint32_t count) {
+    for (std::uint32_t seq = 0; seq < count; ++seq) {
+      if (asked[seq] == 0) return false;
+    }
+    return true;
+  }
+
+  // A packet that reached the switch: ACKed as `decide` says.
+  void Take(const wire::Header& header, const Decide& decide, const UdpEndpoint& sender) {
+    const bool fin = header.type == wire::MessageType::kFin;
+    const std::uint32_t packet = fin ? kFin : header.seq;
+    if (fin && !SawAllData(header.seq)) {
+      ++fin_mismatches;
+      return;
+    }
+    const int nth = ++asked[packet];
+    if (decide(packet, nth)) Ack(header, nth > 1, sender);
+  }
 
   void Ack(const wire::Header& to_ack, bool duplicate, const UdpEndpoint& to) {
     wire::Header ack;
@@ -103,14 +126,9 @@ struct ScriptedSwitch {
         held.push_back(header);
         continue;
       }
-      for (const wire::Header& late : held) {
-        const std::uint32_t was = late.type == wire::MessageType::kFin ? kFin : late.seq;
-        const int nth = ++asked[was];
-        if (decide(was, nth)) Ack(late, nth > 1, sender);
-      }
+      for (const wire::Header& late : held) Take(late, decide, sender);
       held.clear();
-      const int nth = ++asked[packet];
-      if (decide(packet, nth)) Ack(header, nth > 1, sender);
+      Take(header, decide, sender);
     }
   }
 };
@@ -144,7 +162,7 @@ struct Outcome {
 };
 
 // Pushes epoch 0 (every key: 25 DATA) against the scripted switch and serves
-// until the push ends.
+// until the push ends and the sender has read every answer.
 Outcome PushAgainst(ScriptedSwitch& sw, HotSender& sender, const Decide& decide) {
   const auto hot_set = MakeHotSet();
   const std::vector<hot::Key> keys = AllKeys(*hot_set);
@@ -156,6 +174,8 @@ Outcome PushAgainst(ScriptedSwitch& sw, HotSender& sender, const Decide& decide)
         const HotSenderCounters c = sender.counters();
         return c.packets_sent == sw.received && c.packets_received == sw.sent;
       });
+  // ACKs still on their way when the FIN's ACK ended the push are counted.
+  testing::WaitFor([&] { return sender.counters().packets_received == sw.sent; });
   Outcome outcome;
   EXPECT_EQ(done.wait_for(0s), std::future_status::ready);
   if (done.wait_for(0s) == std::future_status::ready) outcome.status = done.get();
@@ -164,66 +184,75 @@ Outcome PushAgainst(ScriptedSwitch& sw, HotSender& sender, const Decide& decide)
   return outcome;
 }
 
-TEST(HotSenderLoss, ALostAckIsResentOnceLaterOnesAreAckedNotAfterATimeout) {
-  ScriptedSwitch sw;
-  HotSender sender(MakeHotSet(), Options(sw, 30s));
-  constexpr std::uint32_t kLost = 3;
-  // The timeout is far beyond anything the clock reaches: only loss
-  // detection by order can resend.
-  const Outcome outcome = PushAgainst(
-      sw, sender, [](std::uint32_t packet, int nth) { return packet != kLost || nth > 1; });
-  EXPECT_EQ(outcome.status, HotPathStatus::kOk);
-  EXPECT_EQ(outcome.counters.timeouts, 0u);
-  EXPECT_EQ(outcome.counters.fast_retransmissions, 1u);
-  EXPECT_EQ(outcome.counters.retransmissions, 1u);
-  EXPECT_EQ(outcome.counters.fin_packets, 1u);
-  EXPECT_EQ(outcome.counters.epochs_acked, 1u);
-  EXPECT_EQ(sw.resends, (std::map<std::uint32_t, int>{{kLost, 1}}));
-}
-
-// Packets 20-24 unACKed at the end of the push: the one expiry resends 20,
-// whose ACK shows 21-24 (sent before that resend) lost by order.
-void ExpectTheTailResentOnceByATimeoutThenByOrder(const Outcome& outcome,
-                                                  const ScriptedSwitch& sw) {
-  EXPECT_EQ(outcome.status, HotPathStatus::kOk);
-  EXPECT_EQ(outcome.counters.timeouts, 1u);
-  EXPECT_EQ(outcome.counters.fast_retransmissions, 4u);
-  EXPECT_EQ(outcome.counters.retransmissions, 5u);
-  EXPECT_EQ(outcome.counters.late_first_sends, 0u);
-  EXPECT_EQ(sw.resends,
-            (std::map<std::uint32_t, int>{{20, 1}, {21, 1}, {22, 1}, {23, 1}, {24, 1}}));
-}
-
-TEST(HotSenderLoss, ALostTailCostsOneTimeoutAndOneResendOfEachLostPacket) {
-  // The last five ACKs are lost: no later ACK shows it, so the timer does.
-  // Its one expiry resends packet 20; the switch ACKs that as a duplicate,
-  // so the resend came after packets 21-24, which are then lost by order.
-  ScriptedSwitch sw;
-  HotSender sender(MakeHotSet(), Options(sw, 50ms));
-  const Outcome outcome = PushAgainst(sw, sender, [](std::uint32_t packet, int nth) {
-    return packet == kFin || packet < 20 || nth > 1;
-  });
-  ExpectTheTailResentOnceByATimeoutThenByOrder(outcome, sw);
-  EXPECT_EQ(outcome.counters.duplicate_acks, 5u);
-}
-
-TEST(HotSenderLoss, ALostTailOfDataCostsOneTimeoutAndOneResendOfEachLostPacket) {
-  // The last five DATA are lost, not their ACKs: the resend of packet 20 is
-  // the copy the switch adds (it echoes RETRANSMISSION), so 21-24, sent
-  // before it, are lost by order.
-  ScriptedSwitch sw;
-  HotSender sender(MakeHotSet(), Options(sw, 50ms));
-  const Outcome outcome = PushAgainst(sw, sender, [&sw](std::uint32_t packet, int) {
-    // A first send lost on the way never reached the switch: its resend is
-    // the copy added.
-    if (packet != kFin && packet >= 20 && sw.resends[packet] == 0) {
+// A push's first DATA lost on the way never reached the switch: its resend
+// is the copy added.
+Decide LoseFirstSendsOf(ScriptedSwitch& sw, std::function<bool(std::uint32_t)> lost) {
+  return [&sw, lost](std::uint32_t packet, int) {
+    if (packet != kFin && lost(packet) && sw.resends[packet] == 0) {
       --sw.asked[packet];
       return false;
     }
     return true;
+  };
+}
+
+TEST(HotSenderLoss, ALostDataIsResentOnceLaterOnesAreAckedAndTheFinAgainAtOnce) {
+  ScriptedSwitch sw;
+  HotSender sender(MakeHotSet(), Options(sw, 30s));
+  constexpr std::uint32_t kLost = 3;
+  // The timeout is far beyond anything the clock reaches: only loss
+  // detection by order can resend the DATA, and only its ACK the FIN that
+  // the switch dropped for counting a DATA it never saw.
+  const Outcome outcome =
+      PushAgainst(sw, sender, LoseFirstSendsOf(sw, [](std::uint32_t p) { return p == kLost; }));
+  EXPECT_EQ(outcome.status, HotPathStatus::kOk);
+  EXPECT_EQ(outcome.counters.timeouts, 0u);
+  EXPECT_EQ(outcome.counters.fast_retransmissions, 1u);
+  EXPECT_EQ(outcome.counters.retransmissions, 2u);  // the DATA and the FIN
+  EXPECT_EQ(outcome.counters.fin_packets, 1u);
+  EXPECT_EQ(outcome.counters.epochs_acked, 1u);
+  EXPECT_EQ(sw.fin_mismatches, 1);
+  EXPECT_EQ(sw.resends, (std::map<std::uint32_t, int>{{kLost, 1}, {kFin, 1}}));
+}
+
+TEST(HotSenderLoss, TheFinGoesBehindTheLastDataAndItsAckEndsThePushDespiteLostAcks) {
+  // The ACKs of the last five DATA are lost, not the DATA: the FIN, sent
+  // right behind them, finds all 25 seen, and its ACK ends the push before
+  // any timer resends a packet.
+  ScriptedSwitch sw;
+  HotSender sender(MakeHotSet(), Options(sw, 30s));
+  const Outcome outcome = PushAgainst(sw, sender, [](std::uint32_t packet, int nth) {
+    return packet == kFin || packet < 20 || nth > 1;
   });
-  ExpectTheTailResentOnceByATimeoutThenByOrder(outcome, sw);
+  EXPECT_EQ(outcome.status, HotPathStatus::kOk);
+  EXPECT_EQ(outcome.counters.timeouts, 0u);
+  EXPECT_EQ(outcome.counters.retransmissions, 0u);
+  EXPECT_EQ(outcome.counters.fin_packets, 1u);
+  EXPECT_EQ(outcome.counters.epochs_acked, 1u);
+  EXPECT_EQ(outcome.counters.acks, 21u);  // 20 DATA and the FIN
+  EXPECT_EQ(sw.fin_mismatches, 0);
+  EXPECT_TRUE(sw.resends.empty());
+}
+
+TEST(HotSenderLoss, ALostTailOfDataCostsOneTimeoutAndOneResendOfEachLostPacket) {
+  // The last five DATA are lost, not their ACKs, and the switch drops the
+  // FIN behind them: no later ACK shows it, so the timer does. Its one
+  // expiry resends packet 20, the copy the switch adds (it echoes
+  // RETRANSMISSION), so 21-24, sent before it, are lost by order; once they
+  // are ACKed the FIN goes again.
+  ScriptedSwitch sw;
+  HotSender sender(MakeHotSet(), Options(sw, 50ms));
+  const Outcome outcome =
+      PushAgainst(sw, sender, LoseFirstSendsOf(sw, [](std::uint32_t p) { return p >= 20; }));
+  EXPECT_EQ(outcome.status, HotPathStatus::kOk);
+  EXPECT_EQ(outcome.counters.timeouts, 1u);
+  EXPECT_EQ(outcome.counters.fast_retransmissions, 4u);
+  EXPECT_EQ(outcome.counters.retransmissions, 6u);  // five DATA and the FIN
+  EXPECT_EQ(outcome.counters.late_first_sends, 0u);
   EXPECT_EQ(outcome.counters.duplicate_acks, 0u);
+  EXPECT_EQ(sw.fin_mismatches, 1);
+  EXPECT_EQ(sw.resends,
+            (std::map<std::uint32_t, int>{{20, 1}, {21, 1}, {22, 1}, {23, 1}, {24, 1}, {kFin, 1}}));
 }
 
 TEST(HotSenderLoss, LateDataCostOneResendNotAResendOfEveryTimedOutPacket) {
@@ -281,7 +310,7 @@ TEST(HotSenderLoss, ASilentSwitchFailsThePushOnceTheRetriesAreSpent) {
   EXPECT_EQ(outcome.counters.retransmissions, 8u);  // the lowest DATA on each retry
   EXPECT_EQ(outcome.counters.fast_retransmissions, 0u);
   EXPECT_EQ(outcome.counters.epochs_failed, 1u);
-  EXPECT_EQ(outcome.counters.fin_packets, 0u);
+  EXPECT_EQ(outcome.counters.fin_packets, 1u);  // right behind the DATA, never again
   EXPECT_EQ(sw.resends, (std::map<std::uint32_t, int>{{0, 8}}));
   {
     std::lock_guard lock(mutex);
@@ -435,7 +464,7 @@ TEST(HotSenderForeign, AnswersFromAnotherAddressAreDroppedAndCountedAndChangeNot
   const std::vector<hot::Key> keys = AllKeys(*hot_set);
   const std::shared_future<HotPathStatus> done =
       sender.Push(0, keys, std::vector<float>(keys.size(), 0.5f));
-  WaitFor([&] { return sender.counters().packets_sent == kPackets; });
+  WaitFor([&] { return sender.counters().packets_sent == kPackets + 1; });  // and the FIN
 
   net::UdpSocket intruder(UdpEndpoint{0x7f000001, 0});
   std::uint64_t forged = 0;

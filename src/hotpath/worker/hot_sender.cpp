@@ -48,6 +48,10 @@ struct PushEpoch {
   std::uint32_t next = 0;  // next seq to send for the first time
   EncodedPacket fin;
   Clock::time_point fin_sent_at;
+  bool fin_sent = false;
+  // A DATA was resent after the FIN went: that FIN may have come before the
+  // resent copy, and the switch drops a FIN whose count is more than it saw.
+  bool fin_ahead_of_resend = false;
   Clock::time_point data_started;
   Phase phase = Phase::kQueued;
   bool released = false;  // committed, or its replica is complete
@@ -213,7 +217,9 @@ void HotSender::Impl::HandleAck(const wire::Header& ack) {
     if (epoch.finished()) continue;
     if (epoch.epoch() != ack.epoch) return;
     if ((ack.flags & wire::kFlagFin) != 0) {
-      if (epoch.phase != PushEpoch::Phase::kFin || ack.seq != epoch.packets.size()) return;
+      // The switch ACKs a FIN only when it has seen all `seq` DATA of the
+      // epoch: this ACK ends the push even if some DATA ACKs were lost.
+      if (!epoch.fin_sent || ack.seq != epoch.packets.size()) return;
       epoch.phase = PushEpoch::Phase::kAcked;
       counters.data_micros += static_cast<std::uint64_t>(
           std::chrono::duration_cast<std::chrono::microseconds>(clock.Now() - epoch.data_started)
@@ -345,6 +351,7 @@ void HotSender::Impl::SendData(PushEpoch& epoch, Clock::time_point now, net::Sen
     epoch.sent_at[seq] = now;
     epoch.resent[seq] = true;
     epoch.send_order[seq] = ++epoch.sends;
+    if (epoch.fin_sent) epoch.fin_ahead_of_resend = true;
   }
   // New packets, never beyond the switch's dedup window.
   const std::uint64_t limit = std::min<std::uint64_t>(
@@ -379,18 +386,34 @@ void HotSender::Impl::SendDue(Clock::time_point now, net::SendQueue& out) {
     }
     if (epoch.phase == PushEpoch::Phase::kData) {
       SendData(epoch, now, out);
-      if (switch_down || epoch.base < epoch.packets.size()) return;
-      wire::Header fin;
-      fin.type = wire::MessageType::kFin;
-      fin.job_id = options.job_id;
-      fin.node_id = options.worker_id;
-      fin.epoch = epoch.epoch();
-      fin.seq = static_cast<std::uint32_t>(epoch.packets.size());
-      epoch.fin.length = static_cast<std::uint16_t>(wire::Encode(fin, {}, epoch.fin.bytes));
-      out.PushView(epoch.fin.view(), options.switch_address);
-      epoch.fin_sent_at = now;
+      if (switch_down) return;
+      // The FIN goes right behind the epoch's last DATA, not after their
+      // ACKs: over one FIFO path it reaches the switch after them, and the
+      // switch counts it only if it saw every DATA (else drops it). Waiting
+      // for the ACKs put a round trip to the switch on the path every
+      // worker's next iteration waits for.
+      if (!epoch.fin_sent && epoch.next == epoch.packets.size()) {
+        wire::Header fin;
+        fin.type = wire::MessageType::kFin;
+        fin.job_id = options.job_id;
+        fin.node_id = options.worker_id;
+        fin.epoch = epoch.epoch();
+        fin.seq = static_cast<std::uint32_t>(epoch.packets.size());
+        epoch.fin.length = static_cast<std::uint16_t>(wire::Encode(fin, {}, epoch.fin.bytes));
+        out.PushView(epoch.fin.view(), options.switch_address);
+        epoch.fin_sent_at = now;
+        epoch.fin_sent = true;
+        ++counters.fin_packets;
+      }
+      if (epoch.base < epoch.packets.size()) return;
       epoch.phase = PushEpoch::Phase::kFin;
-      ++counters.fin_packets;
+      // Every DATA is ACKed now. A FIN sent before a resend the switch may
+      // have dropped: it goes again at once, not after its timer.
+      if (epoch.fin_ahead_of_resend) {
+        Resend(epoch.fin, out);
+        epoch.fin_sent_at = now;
+        epoch.fin_ahead_of_resend = false;
+      }
       return;
     }
     // kFin: resend until ACKed.

@@ -2,8 +2,9 @@
 //
 // HotSender takes the hot part of each push (keys of the installed hot set
 // and their float gradients), packs it layout-aware into DATA packets, sends
-// them to the switch with a window of outstanding packets, retransmits on
-// timeout, and finishes the epoch with a FIN once every DATA is ACKed. It
+// them to the switch with a window of outstanding packets, retransmits lost
+// ones, and finishes the epoch with a FIN sent right behind its last DATA
+// (again once every DATA is ACKed if a resend may have come after it). It
 // also receives the REPLICA packets the switch fans out from the servers'
 // UPDATEs and keeps a replica of the hot parameters, from which hot Pulls are
 // served. docs/hotpath.md describes the threads, timeouts and guarantees.
