@@ -5,8 +5,12 @@
 // the real one. So the hosts check it: each UPDATE ends with a tag
 // (wire.h: kUpdateTagBytes at UpdateTagAt), a MAC under a secret key the
 // controller draws per job and hands to the servers and the workers with the
-// INSTALL; the switch never has it. The MAC is keyed BLAKE2b (libsodium's
-// crypto_generichash) with a 16-byte output, over every byte before the tag,
+// INSTALL; the switch never has it. The MAC is SipHash-2-4 with its 16-byte
+// output (libsodium's crypto_shorthash_siphashx24), a keyed function made for
+// short messages, under a 16-byte key of its own derived from the job's key
+// (DeriveFromKey). Keyed BLAKE2b, the MAC before, cost four times as much
+// (0.94 against 0.24 us for a 532-byte packet), once per UPDATE signed and
+// once per REPLICA at every worker. It covers every byte before the tag,
 // which holds the job id, the server, the epoch, the packet's number, the
 // LAST flag and the values: a packet of another job, server, epoch or
 // place in the stream, or with one value changed, does not verify. Two
@@ -37,8 +41,9 @@ struct UpdateKey {
 UpdateKey NewUpdateKey();
 
 // Writes the tag of an encoded UPDATE or REPLICA (`message`, its whole
-// length, at least kHeaderBytes + kUpdateTagBytes: what wire::EncodeUpdate
-// wrote). Sign after the last change to the header (the LAST flag).
+// length, at least kHeaderBytes + kUpdateTagBytes and at most
+// kMaxMessageBytes: what wire::EncodeUpdate wrote; std::invalid_argument
+// otherwise). Sign after the last change to the header (the LAST flag).
 void SignUpdate(const UpdateKey& key, std::span<std::uint8_t> message);
 
 // Whether the tag of `message` (an UPDATE or REPLICA that wire::Decode
