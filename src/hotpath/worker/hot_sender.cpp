@@ -49,9 +49,10 @@ struct PushEpoch {
   EncodedPacket fin;
   Clock::time_point fin_sent_at;
   bool fin_sent = false;
-  // A DATA was resent after the FIN went: that FIN may have come before the
-  // resent copy, and the switch drops a FIN whose count is more than it saw.
-  bool fin_ahead_of_resend = false;
+  std::uint64_t fin_send_order = 0;  // DATA sends before the FIN's first send
+  // The switch added a DATA from a copy sent after the FIN: the FIN came
+  // before it and was dropped (its count was more than the switch saw).
+  bool fin_dropped = false;
   Clock::time_point data_started;
   Phase phase = Phase::kQueued;
   bool released = false;  // committed, or its replica is complete
@@ -252,6 +253,10 @@ void HotSender::Impl::HandleAck(const wire::Header& ack) {
     if (!resent || answers_resend) {  // the ACK answers the packet's latest send
       epoch.newest_acked_send = std::max(epoch.newest_acked_send, epoch.send_order[ack.seq]);
     }
+    if ((ack.flags & wire::kFlagRetransmission) != 0 && epoch.fin_sent &&
+        epoch.send_order[ack.seq] > epoch.fin_send_order) {
+      epoch.fin_dropped = true;
+    }
     if (epoch.acked[ack.seq]) return;
     epoch.acked[ack.seq] = true;
     if (!resent) {
@@ -351,7 +356,6 @@ void HotSender::Impl::SendData(PushEpoch& epoch, Clock::time_point now, net::Sen
     epoch.sent_at[seq] = now;
     epoch.resent[seq] = true;
     epoch.send_order[seq] = ++epoch.sends;
-    if (epoch.fin_sent) epoch.fin_ahead_of_resend = true;
   }
   // New packets, never beyond the switch's dedup window.
   const std::uint64_t limit = std::min<std::uint64_t>(
@@ -403,16 +407,18 @@ void HotSender::Impl::SendDue(Clock::time_point now, net::SendQueue& out) {
         out.PushView(epoch.fin.view(), options.switch_address);
         epoch.fin_sent_at = now;
         epoch.fin_sent = true;
+        epoch.fin_send_order = epoch.sends;
         ++counters.fin_packets;
       }
       if (epoch.base < epoch.packets.size()) return;
       epoch.phase = PushEpoch::Phase::kFin;
-      // Every DATA is ACKed now. A FIN sent before a resend the switch may
-      // have dropped: it goes again at once, not after its timer.
-      if (epoch.fin_ahead_of_resend) {
+      // Every DATA is ACKed now. A FIN the switch dropped goes again at
+      // once, not after its timer. (A resend whose first send the switch
+      // added, late, leaves the FIN behind that first send: counted.)
+      if (epoch.fin_dropped) {
         Resend(epoch.fin, out);
         epoch.fin_sent_at = now;
-        epoch.fin_ahead_of_resend = false;
+        epoch.fin_dropped = false;
       }
       return;
     }
