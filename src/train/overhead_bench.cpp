@@ -7,10 +7,12 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <tuple>
 #include <vector>
 
+#include "launch/realtime.h"
 #include "train/model.h"
 #include "train/synthetic_data.h"
 #include "train/train_job.h"
@@ -260,11 +262,16 @@ void CheckOverheadBenchOptions(const OverheadBenchOptions& options) {
 
 json RunOverheadBench(const OverheadBenchOptions& options, const std::string& self) {
   CheckOverheadBenchOptions(options);
+  if (options.realtime) {
+    if (const std::optional<std::string> why = launch::EnterRealtimeScheduling()) {
+      throw std::runtime_error("--realtime: " + *why);
+    }
+  }
   json report;
-  report["options"] = {{"rows", options.rows},         {"epochs", options.epochs},
-                       {"models", options.models},     {"batches", options.batches},
-                       {"workers", options.workers},   {"servers", options.servers},
-                       {"hot_sets", options.hot_sets}, {"repeat", options.repeat}};
+  report["options"] = {
+      {"rows", options.rows},         {"epochs", options.epochs},   {"models", options.models},
+      {"batches", options.batches},   {"workers", options.workers}, {"servers", options.servers},
+      {"hot_sets", options.hot_sets}, {"repeat", options.repeat},   {"realtime", options.realtime}};
   report["configs"] = json::array();
   // cpu: CPU milliseconds per iteration of all the job's processes, plain
   // and Libra; cpu ratio = plain's over Libra's, the ratio the two would

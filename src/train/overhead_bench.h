@@ -31,6 +31,8 @@ struct OverheadBenchOptions {
   // Rounds of every configuration, interleaved; odd rounds run the plain
   // reference after the hot sets instead of before them.
   uint32_t repeat = 1;
+  // Every run, plain and Libra alike, under SCHED_FIFO (launch/realtime.h).
+  bool realtime = false;
 };
 
 // Throws std::invalid_argument naming a bad option.

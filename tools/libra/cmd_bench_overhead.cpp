@@ -44,6 +44,9 @@ void AddBenchOverheadCommand(CLI::App& bench, Runner& run) {
                   "the summary gives each configuration's median ratio, and each hot set's "
                   "geometric mean over every round")
       ->capture_default_str();
+  sub->add_flag("--realtime", o.realtime,
+                "run every job, plain and Libra alike, under SCHED_FIFO (root): a woken thread "
+                "runs at once instead of waiting for its core (docs/PERFORMANCE.md)");
   sub->add_option("--json", flags->json_path, "write the report here");
   sub->callback([&run, flags] {
     run = [flags] {

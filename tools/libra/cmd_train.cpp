@@ -16,8 +16,11 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
 
 #include "commands.h"
+#include "launch/realtime.h"
 #include "train/train_job.h"
 #include "train/train_report.h"
 
@@ -155,7 +158,21 @@ void AddTrainCommand(CLI::App& parent, Runner& run) {
   sub->add_flag(
       "--no-summary", [config](int64_t) { config->print_summary = false; },
       "Worker 0 prints no summary table (set for the nodes of a local job)");
-  sub->callback([&run, config] { run = [config] { return RunTrain(*config); }; });
+  auto realtime = std::make_shared<bool>(false);
+  sub->add_flag("--realtime", *realtime,
+                "Run the job's processes under SCHED_FIFO (root): a woken thread runs at once "
+                "instead of waiting for its core (docs/PERFORMANCE.md, \"A forced set\")");
+  sub->callback([&run, config, realtime] {
+    run = [config, realtime] {
+      if (*realtime) {
+        if (const std::optional<std::string> why = launch::EnterRealtimeScheduling()) {
+          std::cerr << "libra train: --realtime: " << *why << "\n";
+          return 2;
+        }
+      }
+      return RunTrain(*config);
+    };
+  });
 }
 
 }  // namespace libra::tool
