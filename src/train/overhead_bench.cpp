@@ -7,12 +7,10 @@
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <optional>
 #include <stdexcept>
 #include <tuple>
 #include <vector>
 
-#include "launch/realtime.h"
 #include "train/model.h"
 #include "train/synthetic_data.h"
 #include "train/train_job.h"
@@ -262,11 +260,6 @@ void CheckOverheadBenchOptions(const OverheadBenchOptions& options) {
 
 json RunOverheadBench(const OverheadBenchOptions& options, const std::string& self) {
   CheckOverheadBenchOptions(options);
-  if (options.realtime) {
-    if (const std::optional<std::string> why = launch::EnterRealtimeScheduling()) {
-      throw std::runtime_error("--realtime: " + *why);
-    }
-  }
   json report;
   report["options"] = {
       {"rows", options.rows},         {"epochs", options.epochs},   {"models", options.models},

@@ -31,7 +31,9 @@ struct OverheadBenchOptions {
   // Rounds of every configuration, interleaved; odd rounds run the plain
   // reference after the hot sets instead of before them.
   uint32_t repeat = 1;
-  // Every run, plain and Libra alike, under SCHED_FIFO (launch/realtime.h).
+  // Every run, plain and Libra alike, under SCHED_FIFO: recorded in the
+  // report; the caller enters it before the bench starts any process
+  // (launch/realtime.h), which every run then inherits.
   bool realtime = false;
 };
 

@@ -30,6 +30,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
+using testing::WaitFor;
 
 constexpr std::uint32_t kJobId = 5;
 constexpr std::uint16_t kWorker = 1;
@@ -175,7 +176,7 @@ Outcome PushAgainst(ScriptedSwitch& sw, HotSender& sender, const Decide& decide)
         return c.packets_sent == sw.received && c.packets_received == sw.sent;
       });
   // ACKs still on their way when the FIN's ACK ended the push are counted.
-  testing::WaitFor([&] { return sender.counters().packets_received == sw.sent; });
+  WaitFor([&] { return sender.counters().packets_received == sw.sent; });
   Outcome outcome;
   EXPECT_EQ(done.wait_for(0s), std::future_status::ready);
   if (done.wait_for(0s) == std::future_status::ready) outcome.status = done.get();
@@ -353,12 +354,6 @@ void PushEpochZero(ScriptedSwitch& sw, HotSender& sender, const hot::HotSet& hot
             HotPathStatus::kOk);
   const std::vector<hot::Key> keys = AllKeys(hot_set);
   *replicas = Replicas(hot_set, keys, std::vector<float>(keys.size(), 2.0f), key);
-}
-
-void WaitFor(const std::function<bool()>& done) {
-  const Clock::time_point give_up = Clock::now() + 10s;
-  while (!done() && Clock::now() < give_up) std::this_thread::sleep_for(1ms);
-  ASSERT_TRUE(done());
 }
 
 TEST(HotSenderLoss, AStreamWhoseTailIsLostIsReportedOnceAfterTheGapTimeout) {

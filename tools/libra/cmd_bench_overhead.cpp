@@ -56,6 +56,7 @@ void AddBenchOverheadCommand(CLI::App& bench, Runner& run) {
         std::cerr << "bench overhead: " << e.what() << "\n";
         return 2;
       }
+      if (flags->options.realtime && !EnterRealtime("bench overhead")) return 2;
       try {
         const nlohmann::json report = train::RunOverheadBench(flags->options, SelfPath());
         if (!flags->json_path.empty()) {

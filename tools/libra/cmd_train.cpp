@@ -16,11 +16,8 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <optional>
-#include <string>
 
 #include "commands.h"
-#include "launch/realtime.h"
 #include "train/train_job.h"
 #include "train/train_report.h"
 
@@ -164,12 +161,7 @@ void AddTrainCommand(CLI::App& parent, Runner& run) {
                 "instead of waiting for its core (docs/PERFORMANCE.md, \"A forced set\")");
   sub->callback([&run, config, realtime] {
     run = [config, realtime] {
-      if (*realtime) {
-        if (const std::optional<std::string> why = launch::EnterRealtimeScheduling()) {
-          std::cerr << "libra train: --realtime: " << *why << "\n";
-          return 2;
-        }
-      }
+      if (*realtime && !EnterRealtime("libra train")) return 2;
       return RunTrain(*config);
     };
   });

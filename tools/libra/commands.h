@@ -14,6 +14,11 @@ using Runner = std::function<int()>;
 // The path of this `libra` binary (nodes of a local job run it again).
 std::string SelfPath();
 
+// `--realtime` of `command`: this process and all it starts from now on under
+// SCHED_FIFO (launch/realtime.h). False, having said why on stderr, when the
+// system refuses; the command then exits with status 2, as for a bad flag.
+bool EnterRealtime(const char* command);
+
 // Local cluster and the main job.
 void AddLaunchCommand(CLI::App& parent, Runner& run);
 

@@ -2,13 +2,22 @@
 #include <unistd.h>
 
 #include <iostream>
+#include <optional>
+#include <string>
 
 #include "commands.h"
+#include "launch/realtime.h"
 
 std::string libra::tool::SelfPath() {
   char self[4096];
   const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
   return n > 0 ? std::string(self, static_cast<size_t>(n)) : "libra";
+}
+
+bool libra::tool::EnterRealtime(const char* command) {
+  const std::optional<std::string> why = libra::launch::EnterRealtimeScheduling();
+  if (why) std::cerr << command << ": --realtime: " << *why << "\n";
+  return !why;
 }
 
 int main(int argc, char** argv) {

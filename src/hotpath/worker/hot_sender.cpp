@@ -46,9 +46,8 @@ struct PushEpoch {
   std::uint64_t newest_acked_send = 0;
   std::uint32_t base = 0;  // lowest seq not ACKed
   std::uint32_t next = 0;  // next seq to send for the first time
-  EncodedPacket fin;
+  EncodedPacket fin;       // encoded when first sent (length 0 until then)
   Clock::time_point fin_sent_at;
-  bool fin_sent = false;
   std::uint64_t fin_send_order = 0;  // DATA sends before the FIN's first send
   // The switch added a DATA from a copy sent after the FIN: the FIN came
   // before it and was dropped (its count was more than the switch saw).
@@ -61,6 +60,7 @@ struct PushEpoch {
       std::make_shared<std::promise<HotPathStatus>>();
 
   std::uint32_t epoch() const { return retained.epoch; }
+  bool fin_sent() const { return fin.length != 0; }
   bool finished() const { return phase == Phase::kAcked || phase == Phase::kFailed; }
   Clock::time_point TimerStart(std::uint32_t seq) const {
     return std::max(sent_at[seq], timer_restarted);
@@ -220,7 +220,7 @@ void HotSender::Impl::HandleAck(const wire::Header& ack) {
     if ((ack.flags & wire::kFlagFin) != 0) {
       // The switch ACKs a FIN only when it has seen all `seq` DATA of the
       // epoch: this ACK ends the push even if some DATA ACKs were lost.
-      if (!epoch.fin_sent || ack.seq != epoch.packets.size()) return;
+      if (!epoch.fin_sent() || ack.seq != epoch.packets.size()) return;
       epoch.phase = PushEpoch::Phase::kAcked;
       counters.data_micros += static_cast<std::uint64_t>(
           std::chrono::duration_cast<std::chrono::microseconds>(clock.Now() - epoch.data_started)
@@ -253,7 +253,7 @@ void HotSender::Impl::HandleAck(const wire::Header& ack) {
     if (!resent || answers_resend) {  // the ACK answers the packet's latest send
       epoch.newest_acked_send = std::max(epoch.newest_acked_send, epoch.send_order[ack.seq]);
     }
-    if ((ack.flags & wire::kFlagRetransmission) != 0 && epoch.fin_sent &&
+    if ((ack.flags & wire::kFlagRetransmission) != 0 && epoch.fin_sent() &&
         epoch.send_order[ack.seq] > epoch.fin_send_order) {
       epoch.fin_dropped = true;
     }
@@ -396,7 +396,7 @@ void HotSender::Impl::SendDue(Clock::time_point now, net::SendQueue& out) {
       // switch counts it only if it saw every DATA (else drops it). Waiting
       // for the ACKs put a round trip to the switch on the path every
       // worker's next iteration waits for.
-      if (!epoch.fin_sent && epoch.next == epoch.packets.size()) {
+      if (!epoch.fin_sent() && epoch.next == epoch.packets.size()) {
         wire::Header fin;
         fin.type = wire::MessageType::kFin;
         fin.job_id = options.job_id;
@@ -406,7 +406,6 @@ void HotSender::Impl::SendDue(Clock::time_point now, net::SendQueue& out) {
         epoch.fin.length = static_cast<std::uint16_t>(wire::Encode(fin, {}, epoch.fin.bytes));
         out.PushView(epoch.fin.view(), options.switch_address);
         epoch.fin_sent_at = now;
-        epoch.fin_sent = true;
         epoch.fin_send_order = epoch.sends;
         ++counters.fin_packets;
       }
